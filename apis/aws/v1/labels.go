@@ -1,0 +1,28 @@
+package v1
+
+// Well-known labels of instance types launched on AWS; every node carries
+// them so pods and NodePools can select on them.
+const (
+	Group = "aws.nodesmith.sh"
+
+	LabelInstanceCategory         = Group + "/instance-category"
+	LabelInstanceFamily           = Group + "/instance-family"
+	LabelInstanceGeneration       = Group + "/instance-generation"
+	LabelInstanceSize             = Group + "/instance-size"
+	LabelInstanceCPU              = Group + "/instance-cpu"
+	LabelInstanceMemory           = Group + "/instance-memory"
+	LabelInstanceGPUCount         = Group + "/instance-gpu-count"
+	LabelInstanceGPUName          = Group + "/instance-gpu-name"
+	LabelInstanceHypervisor       = Group + "/instance-hypervisor"
+	LabelInstanceLocalNVMe        = Group + "/instance-local-nvme"
+	LabelInstanceNetworkBandwidth = Group + "/instance-network-bandwidth"
+	LabelSpotInterruptionBucket   = Group + "/spot-interruption-bucket"
+	LabelEC2NodeClass             = Group + "/ec2nodeclass"
+
+	// TagDiscovery is the conventional tag that marks subnets and security groups for a cluster.
+	TagDiscovery = "nodesmith.sh/discovery"
+	// TagCluster, TagNodePool, TagNodeClaim are put on every instance Nodesmith launches.
+	TagCluster   = "nodesmith.sh/cluster"
+	TagNodePool  = "nodesmith.sh/nodepool"
+	TagNodeClaim = "nodesmith.sh/nodeclaim"
+)

@@ -1,0 +1,64 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Well-known labels, annotations, taints and finalizers of the nodesmith.sh group.
+const (
+	Group = "nodesmith.sh"
+
+	// LabelNodePool names the NodePool a node was launched for.
+	LabelNodePool = Group + "/nodepool"
+	// LabelCapacityType is "spot" or "on-demand".
+	LabelCapacityType = Group + "/capacity-type"
+	// LabelNodeClaim names the NodeClaim behind a node or instance.
+	LabelNodeClaim = Group + "/nodeclaim"
+	// LabelRegistered is set to "true" once a node has registered.
+	LabelRegistered = Group + "/registered"
+	// LabelInitialized is set to "true" once a node is initialized.
+	LabelInitialized = Group + "/initialized"
+
+	// AnnotationDoNotDisrupt on a pod ("true" or a duration) or a node blocks
+	// voluntary disruption.
+	AnnotationDoNotDisrupt = Group + "/do-not-disrupt"
+	// AnnotationNodePoolHash records the hash of a NodePool's template a claim was made from.
+	AnnotationNodePoolHash = Group + "/nodepool-hash"
+	// AnnotationTerminationTimestamp is when a draining node's grace period ends.
+	AnnotationTerminationTimestamp = Group + "/nodeclaim-termination-timestamp"
+
+	// TerminationFinalizer holds NodeClaims and Nodes until their instance is gone.
+	TerminationFinalizer = Group + "/termination"
+
+	CapacityTypeSpot     = "spot"
+	CapacityTypeOnDemand = "on-demand"
+)
+
+var (
+	// UnregisteredTaint is put on every node at launch and removed when the
+	// NodeClaim registers it, so no pod lands before labels and taints are synced.
+	UnregisteredTaint = corev1.Taint{Key: Group + "/unregistered", Effect: corev1.TaintEffectNoExecute}
+	// DisruptedTaint keeps new pods off a node that is being drained.
+	DisruptedTaint = corev1.Taint{Key: Group + "/disrupted", Effect: corev1.TaintEffectNoSchedule}
+)
+
+// RestrictedLabels may not be used in NodePool requirements or template
+// labels: the system sets them per node.
+var RestrictedLabels = map[string]struct{}{
+	corev1.LabelHostname: {},
+	LabelNodePool:        {},
+	LabelNodeClaim:       {},
+	LabelRegistered:      {},
+	LabelInitialized:     {},
+}
+
+// WellKnownLabels are the keys a NodePool may constrain that are filled in
+// from the instance type and offering chosen at launch.
+var WellKnownLabels = map[string]struct{}{
+	corev1.LabelArchStable:         {},
+	corev1.LabelOSStable:           {},
+	corev1.LabelInstanceTypeStable: {},
+	corev1.LabelTopologyZone:       {},
+	corev1.LabelTopologyRegion:     {},
+	LabelCapacityType:              {},
+}

@@ -1,0 +1,202 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NodePool says what capacity Nodesmith may launch for pending pods, how much
+// of it, and how it may be disrupted.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=np,categories=nodesmith
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="NodeClass",type=string,JSONPath=".spec.template.spec.nodeClassRef.name"
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=".status.nodes"
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
+// +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=".spec.weight"
+// +kubebuilder:printcolumn:name="CPU",type=string,JSONPath=".status.resources.cpu",description="CPU launched by this pool"
+// +kubebuilder:printcolumn:name="CPU Limit",type=string,JSONPath=".spec.limits.cpu"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+type NodePool struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec NodePoolSpec `json:"spec"`
+	// +optional
+	Status NodePoolStatus `json:"status,omitempty"`
+}
+
+// NodePoolSpec is the desired shape of a pool's nodes.
+type NodePoolSpec struct {
+	// Template is the shape of every NodeClaim the pool launches.
+	// +required
+	Template NodeClaimTemplate `json:"template"`
+	// Disruption says when and how fast the pool's nodes may be removed or replaced.
+	// +kubebuilder:default={consolidateAfter: "0s"}
+	// +optional
+	Disruption Disruption `json:"disruption,omitempty"`
+	// Limits cap what the pool may launch in total (cpu, memory, nodes, or any resource).
+	// +optional
+	Limits Limits `json:"limits,omitempty"`
+	// Weight orders pools: higher weights are tried first.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Weight *int32 `json:"weight,omitempty"`
+}
+
+// Limits is a resource list that may also cap the number of nodes.
+type Limits corev1.ResourceList
+
+// ResourceNodes is the limit key that counts nodes.
+const ResourceNodes corev1.ResourceName = "nodes"
+
+// NodeClaimTemplate is the template a pool's NodeClaims are made from.
+type NodeClaimTemplate struct {
+	// +optional
+	ObjectMeta NodeClaimTemplateObjectMeta `json:"metadata,omitempty"`
+	// +required
+	Spec NodeClaimTemplateSpec `json:"spec"`
+}
+
+// NodeClaimTemplateObjectMeta carries the labels and annotations given to nodes.
+type NodeClaimTemplateObjectMeta struct {
+	// Labels put on every node of the pool.
+	// +kubebuilder:validation:XValidation:message="labels may not use restricted keys: kubernetes.io/hostname and nodesmith.sh/nodepool, nodeclaim, registered, initialized are set by the system",rule="self.all(k, !(k in ['kubernetes.io/hostname','nodesmith.sh/nodepool','nodesmith.sh/nodeclaim','nodesmith.sh/registered','nodesmith.sh/initialized']))"
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations put on every node of the pool.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// NodeClaimTemplateSpec is a NodeClaim spec without resource requests: those
+// come from the pods each claim is made for.
+type NodeClaimTemplateSpec struct {
+	// Requirements narrow the instance types, zones and capacity types the pool may launch.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=atomic
+	// +optional
+	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements,omitempty"`
+	// Taints put on every node of the pool.
+	// +listType=atomic
+	// +optional
+	Taints []corev1.Taint `json:"taints,omitempty"`
+	// StartupTaints are expected to be removed by another controller once the node is ready for work.
+	// +listType=atomic
+	// +optional
+	StartupTaints []corev1.Taint `json:"startupTaints,omitempty"`
+	// NodeClassRef names the provider's node class (e.g. an EC2NodeClass).
+	// +required
+	NodeClassRef *NodeClassReference `json:"nodeClassRef"`
+	// ExpireAfter is the longest a node lives before it is replaced, or Never.
+	// +kubebuilder:default="720h"
+	// +kubebuilder:validation:Pattern=`^(([0-9]+(s|m|h))+|Never)$`
+	// +kubebuilder:validation:Type=string
+	// +optional
+	ExpireAfter NillableDuration `json:"expireAfter,omitzero"`
+	// TerminationGracePeriod is the longest a draining node waits for its pods
+	// (PDBs and do-not-disrupt included) before they are deleted.
+	// +kubebuilder:validation:Pattern=`^([0-9]+(s|m|h))+$`
+	// +kubebuilder:validation:Type=string
+	// +optional
+	TerminationGracePeriod *metav1.Duration `json:"terminationGracePeriod,omitempty"`
+}
+
+// ConsolidationPolicy says which nodes consolidation may remove.
+// +kubebuilder:validation:Enum=WhenEmpty;WhenEmptyOrUnderutilized
+type ConsolidationPolicy string
+
+const (
+	ConsolidationPolicyWhenEmpty                ConsolidationPolicy = "WhenEmpty"
+	ConsolidationPolicyWhenEmptyOrUnderutilized ConsolidationPolicy = "WhenEmptyOrUnderutilized"
+)
+
+// Disruption configures consolidation and the budgets that pace every voluntary disruption.
+type Disruption struct {
+	// ConsolidationPolicy is WhenEmpty or WhenEmptyOrUnderutilized.
+	// +kubebuilder:default=WhenEmptyOrUnderutilized
+	// +optional
+	ConsolidationPolicy ConsolidationPolicy `json:"consolidationPolicy,omitempty"`
+	// ConsolidateAfter is how long a node must see no pod arrive or leave
+	// before it may be consolidated, or Never.
+	// +kubebuilder:default="0s"
+	// +kubebuilder:validation:Pattern=`^(([0-9]+(s|m|h))+|Never)$`
+	// +kubebuilder:validation:Type=string
+	// +optional
+	ConsolidateAfter NillableDuration `json:"consolidateAfter,omitzero"`
+	// Budgets cap how many nodes may be disrupted at once; the most restrictive active budget wins.
+	// +kubebuilder:default={{nodes: "10%"}}
+	// +kubebuilder:validation:MaxItems=50
+	// +listType=atomic
+	// +optional
+	Budgets []Budget `json:"budgets,omitempty"`
+}
+
+// DisruptionReason is why a node is disrupted.
+// +kubebuilder:validation:Enum=Empty;Underutilized;Drifted
+type DisruptionReason string
+
+const (
+	DisruptionReasonEmpty         DisruptionReason = "Empty"
+	DisruptionReasonUnderutilized DisruptionReason = "Underutilized"
+	DisruptionReasonDrifted       DisruptionReason = "Drifted"
+)
+
+// Budget caps voluntary disruptions, optionally only during a cron window and only for some reasons.
+//
+// +kubebuilder:validation:XValidation:message="schedule and duration must be set together",rule="has(self.schedule) == has(self.duration)"
+type Budget struct {
+	// Nodes is a count ("5") or a percentage of the pool's nodes ("10%", rounded up).
+	// +kubebuilder:default="10%"
+	// +kubebuilder:validation:Pattern=`^((100|[0-9]{1,2})%|[0-9]+)$`
+	// +kubebuilder:validation:XValidation:message="nodes must be a whole number (\"5\") or a percentage from 0% to 100% (\"10%\")",rule="self.matches('^((100|[0-9]{1,2})%|[0-9]+)$')"
+	// +optional
+	Nodes string `json:"nodes"`
+	// Schedule is a cron expression (UTC) for when the budget starts to apply; @daily and friends work too.
+	// +kubebuilder:validation:Pattern=`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$`
+	// +optional
+	Schedule *string `json:"schedule,omitempty"`
+	// Duration is how long the budget applies after each scheduled start.
+	// +kubebuilder:validation:Pattern=`^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$`
+	// +kubebuilder:validation:Type=string
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+	// Reasons the budget applies to; empty means every reason.
+	// +listType=set
+	// +optional
+	Reasons []DisruptionReason `json:"reasons,omitempty"`
+}
+
+// NodePoolStatus is what the pool has launched.
+type NodePoolStatus struct {
+	// Resources is the capacity of every node the pool has launched.
+	// +optional
+	Resources corev1.ResourceList `json:"resources,omitempty"`
+	// Nodes is the number of the pool's nodes.
+	// +optional
+	Nodes int64 `json:"nodes"`
+	// Conditions: Ready, ValidationSucceeded, NodeClassReady.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// NodePool condition types.
+const (
+	ConditionReady               = "Ready"
+	ConditionValidationSucceeded = "ValidationSucceeded"
+	ConditionNodeClassReady      = "NodeClassReady"
+)
+
+// +kubebuilder:object:root=true
+
+// NodePoolList is a list of NodePools.
+type NodePoolList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []NodePool `json:"items"`
+}

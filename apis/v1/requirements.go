@@ -1,0 +1,58 @@
+package v1
+
+import corev1 "k8s.io/api/core/v1"
+
+// NodeSelectorRequirementWithMinValues is a node selector requirement that
+// may also ask for a minimum number of distinct values among the instance
+// types a claim may launch (diversification for spot).
+//
+// +kubebuilder:validation:XValidation:message="operator In needs at least one value",rule="self.operator != 'In' || size(self.values) > 0"
+// +kubebuilder:validation:XValidation:message="operators Gt, Lt, Gte and Lte take exactly one value, a non-negative integer",rule="!(self.operator in ['Gt','Lt','Gte','Lte']) || (size(self.values) == 1 && self.values[0].matches('^[0-9]+$'))"
+// +kubebuilder:validation:XValidation:message="operators Exists and DoesNotExist take no values",rule="!(self.operator in ['Exists','DoesNotExist']) || size(self.values) == 0"
+// +kubebuilder:validation:XValidation:message="minValues must not exceed the number of values",rule="!has(self.minValues) || self.operator != 'In' || self.minValues <= size(self.values)"
+type NodeSelectorRequirementWithMinValues struct {
+	// Key is the label key the requirement applies to.
+	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:XValidation:message="label key is restricted: kubernetes.io/hostname and the nodesmith.sh/nodepool, nodeclaim, registered and initialized labels are set by the system",rule="!(self in ['kubernetes.io/hostname','nodesmith.sh/nodepool','nodesmith.sh/nodeclaim','nodesmith.sh/registered','nodesmith.sh/initialized'])"
+	// +required
+	Key string `json:"key"`
+	// Operator is In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte.
+	// +kubebuilder:validation:Enum=In;NotIn;Exists;DoesNotExist;Gt;Lt;Gte;Lte
+	// +required
+	Operator corev1.NodeSelectorOperator `json:"operator"`
+	// Values for In/NotIn (a set) or Gt/Lt/Gte/Lte (one integer).
+	// +kubebuilder:validation:MaxItems=500
+	// +listType=atomic
+	// +optional
+	Values []string `json:"values,omitempty"`
+	// MinValues is the minimum number of distinct values of Key that the
+	// instance types of a launch must span.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=50
+	// +optional
+	MinValues *int `json:"minValues,omitempty"`
+}
+
+// Operators beyond the core NodeSelectorOperator set.
+const (
+	NodeSelectorOpGte corev1.NodeSelectorOperator = "Gte"
+	NodeSelectorOpLte corev1.NodeSelectorOperator = "Lte"
+)
+
+// NodeClassReference points at the provider-specific node class of a pool.
+type NodeClassReference struct {
+	// Group of the node class, e.g. aws.nodesmith.sh.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="nodeClassRef.group is immutable"
+	// +required
+	Group string `json:"group"`
+	// Kind of the node class, e.g. EC2NodeClass.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="nodeClassRef.kind is immutable"
+	// +required
+	Kind string `json:"kind"`
+	// Name of the node class.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+}
