@@ -1,0 +1,63 @@
+# Nodesmith. `make run` replays the default scenario in the simulator;
+# `make test` is everything CI runs (it builds the test bed's tools itself,
+# caching them under ~/.cache/nodesmith so later runs reuse them).
+SHELL := /usr/bin/env bash
+GO ?= go
+CONTROLLER_GEN = $(shell tools/build.sh --path controller-gen)/controller-gen
+K8S_ASSETS = $(shell tools/build.sh --path k8s)
+# Packages that decide and must stay pure: no client-go clients, no
+# controller-runtime, no AWS SDK (architecture rule 1).
+PURE_PKGS ?= $(shell $(GO) list ./pkg/catalog/... ./pkg/scheduling/... ./pkg/lifecycle/... ./pkg/provisioning/batcher/... ./pkg/disruption/... ./pkg/interruption/events/... 2>/dev/null)
+TEST_TIMEOUT ?= 40m
+
+.PHONY: all run test unit tools generate verify vet fmt purity build bench clean
+
+all: build
+
+## run: replay the default scenario (examples/scenarios/sqs-worker-lab.yaml) into ./out
+run:
+	$(GO) run ./cmd/nodesmith simulate --out out
+
+## test: everything CI runs
+test: tools verify unit
+
+## tools: build (or reuse) kube-apiserver, etcd, kube-scheduler, kube-controller-manager, controller-gen, kwok, helm
+tools:
+	tools/build.sh
+
+## unit: go test over the whole module with the test bed's binaries
+unit:
+	KUBEBUILDER_ASSETS=$(K8S_ASSETS) NODESMITH_KWOK=$(shell tools/build.sh --path kwok)/kwok \
+	  NODESMITH_HELM=$(shell tools/build.sh --path helm)/helm \
+	  $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## generate: deepcopy functions and CRDs from the API types
+generate:
+	tools/build.sh controller-gen
+	$(CONTROLLER_GEN) object paths=./apis/...
+	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=charts/nodesmith/crds
+
+## verify: generated files current, gofmt, go vet, pure packages pure
+verify: generate fmt vet purity
+	@git diff --exit-code -- apis charts/nodesmith/crds || { echo "generated files are stale: run make generate and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- apis charts/nodesmith/crds)" || { echo "untracked generated files: run make generate and commit"; git status --porcelain -- apis charts/nodesmith/crds; exit 1; }
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
+
+vet:
+	$(GO) vet ./...
+
+purity:
+	hack/check-purity.sh $(PURE_PKGS)
+
+## build: the binaries into ./bin
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+## bench: the solver, catalog, provider and simulator benchmarks
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./pkg/...
+
+clean:
+	rm -rf bin out
