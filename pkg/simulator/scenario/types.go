@@ -1,0 +1,180 @@
+package scenario
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+)
+
+// Scenario is one simulation: a world, a cluster, workloads and events.
+type Scenario struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Seed makes the simulated AWS's random choices (which instance gets a
+	// notice, tie-breaks) repeatable; the --seed flag overrides it.
+	Seed int64 `json:"seed,omitempty"`
+	// Duration is how much virtual time is simulated.
+	Duration metav1.Duration `json:"duration"`
+	// SampleInterval is the spacing of timeline rows (default 5s).
+	SampleInterval metav1.Duration `json:"sampleInterval,omitempty"`
+
+	World World `json:"world"`
+
+	NodePools   []nsv1.NodePool      `json:"nodePools"`
+	NodeClasses []awsv1.EC2NodeClass `json:"nodeClasses"`
+	// SystemNodes exist from t=0 and are not managed by Nodesmith (like a
+	// managed node group running the system pods and the controller).
+	SystemNodes []SystemNode       `json:"systemNodes,omitempty"`
+	DaemonSets  []appsv1.DaemonSet `json:"daemonSets,omitempty"`
+
+	Queues       []Queue       `json:"queues,omitempty"`
+	Deployments  []Deployment  `json:"deployments,omitempty"`
+	QueueWorkers []QueueWorker `json:"queueWorkers,omitempty"`
+	Jobs         []Job         `json:"jobs,omitempty"`
+
+	Events []Event `json:"events,omitempty"`
+}
+
+// World is the simulated AWS account and the kubelet timings.
+type World struct {
+	// Region of the catalog (only us-east-1 ships with the binary).
+	Region string   `json:"region,omitempty"`
+	Zones  []string `json:"zones,omitempty"`
+	// ClusterName tags the subnets and security groups the simulated AWS
+	// creates and that the EC2NodeClasses select.
+	ClusterName string `json:"clusterName,omitempty"`
+	// DefaultCapacity is how many instances every (type, zone, capacity
+	// type) pool can hold before it answers InsufficientInstanceCapacity.
+	DefaultCapacity int `json:"defaultCapacity,omitempty"`
+	// Pools override capacity or price of the pools they match.
+	Pools []PoolOverride `json:"pools,omitempty"`
+	// BootDelay is from launch until the node is Ready (default 40s).
+	BootDelay metav1.Duration `json:"bootDelay,omitempty"`
+	// PodStartDelay is from binding until the pod is Running (default 2s).
+	PodStartDelay metav1.Duration `json:"podStartDelay,omitempty"`
+}
+
+// PoolOverride changes the capacity pools it matches. Empty match fields
+// match every value; InstanceType accepts a trailing "*" ("c6g.*").
+type PoolOverride struct {
+	InstanceType string `json:"instanceType,omitempty"`
+	Zone         string `json:"zone,omitempty"`
+	CapacityType string `json:"capacityType,omitempty"`
+	// Capacity replaces DefaultCapacity for matching pools.
+	Capacity *int `json:"capacity,omitempty"`
+	// Price replaces the catalog price (USD per hour) of matching pools.
+	Price *float64 `json:"price,omitempty"`
+}
+
+// SystemNode is a node present from the start, outside any NodePool.
+type SystemNode struct {
+	Name         string            `json:"name"`
+	InstanceType string            `json:"instanceType"`
+	Zone         string            `json:"zone"`
+	CapacityType string            `json:"capacityType,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Taints       []corev1.Taint    `json:"taints,omitempty"`
+}
+
+// Queue is an SQS queue in the simulated account.
+type Queue struct {
+	Name string `json:"name"`
+	// VisibilityTimeout is how long a received message stays hidden (default 30s).
+	VisibilityTimeout metav1.Duration `json:"visibilityTimeout,omitempty"`
+}
+
+// Deployment is a workload whose replica count follows a schedule.
+type Deployment struct {
+	Name     string                 `json:"name"`
+	Template corev1.PodTemplateSpec `json:"template"`
+	// Replicas is a step function: each entry holds from At until the next.
+	Replicas []ReplicasAt `json:"replicas"`
+}
+
+// ReplicasAt sets a replica count at a time.
+type ReplicasAt struct {
+	At       metav1.Duration `json:"at"`
+	Replicas int32           `json:"replicas"`
+}
+
+// QueueWorker is a Deployment scaled by KEDA's aws-sqs-queue scaler whose
+// pods consume the queue.
+type QueueWorker struct {
+	Name     string                 `json:"name"`
+	Template corev1.PodTemplateSpec `json:"template"`
+	Queue    string                 `json:"queue"`
+	// ProcessingTime is how long one message takes.
+	ProcessingTime metav1.Duration `json:"processingTime"`
+	// Concurrency is how many messages a pod works on at once (default 1).
+	Concurrency int `json:"concurrency,omitempty"`
+	// WaitTime is the ReceiveMessage long-poll wait (default 20s).
+	WaitTime metav1.Duration `json:"waitTime,omitempty"`
+	Scaler   Scaler          `json:"scaler"`
+}
+
+// Scaler is the part of a KEDA ScaledObject with an aws-sqs-queue trigger
+// that decides replicas. Field names follow KEDA's.
+type Scaler struct {
+	QueueLength           int64           `json:"queueLength,omitempty"`
+	ActivationQueueLength int64           `json:"activationQueueLength,omitempty"`
+	MinReplicaCount       int32           `json:"minReplicaCount,omitempty"`
+	MaxReplicaCount       int32           `json:"maxReplicaCount,omitempty"`
+	PollingInterval       metav1.Duration `json:"pollingInterval,omitempty"`
+	CooldownPeriod        metav1.Duration `json:"cooldownPeriod,omitempty"`
+	ScaleOnInFlight       *bool           `json:"scaleOnInFlight,omitempty"`
+	ScaleOnDelayed        bool            `json:"scaleOnDelayed,omitempty"`
+}
+
+// Job runs Completions pods, at most Parallelism at once, each for Duration once Running.
+type Job struct {
+	Name        string                 `json:"name"`
+	At          metav1.Duration        `json:"at"`
+	Template    corev1.PodTemplateSpec `json:"template"`
+	Parallelism int32                  `json:"parallelism,omitempty"`
+	Completions int32                  `json:"completions,omitempty"`
+	Duration    metav1.Duration        `json:"duration"`
+}
+
+// Event is something that happens at a time. Exactly one action is set.
+type Event struct {
+	At               metav1.Duration   `json:"at"`
+	SendMessages     *SendMessages     `json:"sendMessages,omitempty"`
+	SpotInterruption *SpotInterruption `json:"spotInterruption,omitempty"`
+	ICE              *ICE              `json:"ice,omitempty"`
+	PriceChange      *PriceChange      `json:"priceChange,omitempty"`
+}
+
+// SendMessages puts Count messages on a queue.
+type SendMessages struct {
+	Queue string `json:"queue"`
+	Count int    `json:"count"`
+}
+
+// SpotInterruption sends the two-minute notice to running spot instances:
+// Count of them (default 1), the oldest first, optionally only of one
+// instance type or zone.
+type SpotInterruption struct {
+	Count        int    `json:"count,omitempty"`
+	InstanceType string `json:"instanceType,omitempty"`
+	Zone         string `json:"zone,omitempty"`
+}
+
+// ICE makes matching pools answer InsufficientInstanceCapacity for Duration
+// (zero: until the end of the run). Match fields as in PoolOverride.
+type ICE struct {
+	InstanceType string          `json:"instanceType,omitempty"`
+	Zone         string          `json:"zone,omitempty"`
+	CapacityType string          `json:"capacityType,omitempty"`
+	Duration     metav1.Duration `json:"duration,omitempty"`
+}
+
+// PriceChange sets the price of matching pools (USD per hour).
+type PriceChange struct {
+	InstanceType string  `json:"instanceType,omitempty"`
+	Zone         string  `json:"zone,omitempty"`
+	CapacityType string  `json:"capacityType,omitempty"`
+	Price        float64 `json:"price"`
+}
