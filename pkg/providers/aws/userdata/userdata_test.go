@@ -32,8 +32,8 @@ func TestRenderParseRoundTrip(t *testing.T) {
 				"--register-with-taints=gpu=true:NoSchedule,nodesmith.sh/unregistered:NoExecute", "maxPods: 42", "Content-Type: application/node.eks.aws"},
 		},
 		{
-			name: "al2023 with custom shell script",
-			opts: Options{Family: FamilyAL2023, ClusterName: "c1", Endpoint: "https://api", Labels: labels, Taints: taints, Custom: "#!/bin/bash\necho hi"},
+			name:     "al2023 with custom shell script",
+			opts:     Options{Family: FamilyAL2023, ClusterName: "c1", Endpoint: "https://api", Labels: labels, Taints: taints, Custom: "#!/bin/bash\necho hi"},
 			contains: []string{"text/x-shellscript", "echo hi", "kind: NodeConfig"},
 		},
 		{
