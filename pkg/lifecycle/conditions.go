@@ -1,0 +1,82 @@
+package lifecycle
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+)
+
+// Condition builds a condition of type t: True with reason t when ok, else
+// False with the given reason and message. ObservedGeneration and the
+// transition time are filled by SetCondition.
+func Condition(t string, ok bool, reason, message string) metav1.Condition {
+	if ok {
+		return metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: t, Message: message}
+	}
+	if reason == "" {
+		reason = "Not" + t
+	}
+	return metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: reason, Message: message}
+}
+
+// SetCondition writes c into conds, keeping the last transition time when the
+// status did not change (so "since when" stays true), and reports whether
+// anything changed.
+func SetCondition(conds *[]metav1.Condition, c metav1.Condition, generation int64, now metav1.Time) bool {
+	c.ObservedGeneration = generation
+	c.LastTransitionTime = now
+	return meta.SetStatusCondition(conds, c)
+}
+
+// ClaimReady is a NodeClaim's Ready condition: True once it launched,
+// registered and initialized; otherwise False with the first phase still
+// pending as the reason, so `kubectl get nodeclaims` says what it waits for.
+func ClaimReady(conds []metav1.Condition) metav1.Condition {
+	for _, t := range []string{nsv1.ConditionLaunched, nsv1.ConditionRegistered, nsv1.ConditionInitialized} {
+		c := meta.FindStatusCondition(conds, t)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			msg := "waiting for " + t
+			if c != nil && c.Message != "" {
+				msg = c.Message
+			}
+			return Condition(nsv1.ConditionReady, false, "Not"+t, msg)
+		}
+	}
+	return Condition(nsv1.ConditionReady, true, "", "")
+}
+
+// PoolReady is a NodePool's Ready condition from its validation and node class.
+func PoolReady(conds []metav1.Condition) metav1.Condition {
+	for _, t := range []string{nsv1.ConditionValidationSucceeded, nsv1.ConditionNodeClassReady} {
+		c := meta.FindStatusCondition(conds, t)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			msg := "waiting for " + t
+			if c != nil && c.Message != "" {
+				msg = c.Message
+			}
+			reason := "Not" + t
+			if c != nil && c.Reason != "" && c.Status == metav1.ConditionFalse {
+				reason = c.Reason
+			}
+			return Condition(nsv1.ConditionReady, false, reason, msg)
+		}
+	}
+	return Condition(nsv1.ConditionReady, true, "", "")
+}
+
+// AllReady is the Ready condition over a set of sub-conditions (an
+// EC2NodeClass's subnets, security groups, AMIs, instance profile): True when
+// all are True, else False carrying the first failing one's reason and message.
+func AllReady(conds []metav1.Condition, types ...string) metav1.Condition {
+	for _, t := range types {
+		c := meta.FindStatusCondition(conds, t)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			if c == nil {
+				return Condition(nsv1.ConditionReady, false, "Not"+t, "waiting for "+t)
+			}
+			return Condition(nsv1.ConditionReady, false, c.Reason, c.Message)
+		}
+	}
+	return Condition(nsv1.ConditionReady, true, "", "")
+}

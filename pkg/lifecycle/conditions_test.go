@@ -1,0 +1,81 @@
+package lifecycle
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+)
+
+func TestClaimReady(t *testing.T) {
+	tr := func(ty string) metav1.Condition { return cond(ty, metav1.ConditionTrue, t0, "") }
+	tests := []struct {
+		name       string
+		conds      []metav1.Condition
+		wantStatus metav1.ConditionStatus
+		wantReason string
+		wantMsg    string
+	}{
+		{name: "nothing yet", wantStatus: metav1.ConditionFalse, wantReason: "NotLaunched", wantMsg: "waiting for Launched"},
+		{name: "launch failing carries the message", conds: []metav1.Condition{cond(nsv1.ConditionLaunched, metav1.ConditionFalse, t0, "throttled")},
+			wantStatus: metav1.ConditionFalse, wantReason: "NotLaunched", wantMsg: "throttled"},
+		{name: "launched", conds: []metav1.Condition{tr(nsv1.ConditionLaunched)}, wantStatus: metav1.ConditionFalse, wantReason: "NotRegistered", wantMsg: "waiting for Registered"},
+		{name: "registered", conds: []metav1.Condition{tr(nsv1.ConditionLaunched), tr(nsv1.ConditionRegistered)}, wantStatus: metav1.ConditionFalse, wantReason: "NotInitialized", wantMsg: "waiting for Initialized"},
+		{name: "all", conds: []metav1.Condition{tr(nsv1.ConditionLaunched), tr(nsv1.ConditionRegistered), tr(nsv1.ConditionInitialized)}, wantStatus: metav1.ConditionTrue, wantReason: "Ready"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ClaimReady(tt.conds)
+			if c.Type != nsv1.ConditionReady || c.Status != tt.wantStatus || c.Reason != tt.wantReason || c.Message != tt.wantMsg {
+				t.Fatalf("ClaimReady = %+v, want %s %s %q", c, tt.wantStatus, tt.wantReason, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestPoolReadyAndAllReady(t *testing.T) {
+	bad := metav1.Condition{Type: nsv1.ConditionNodeClassReady, Status: metav1.ConditionFalse, Reason: "NodeClassNotFound", Message: "ec2nodeclass default not found"}
+	ok := func(ty string) metav1.Condition { return cond(ty, metav1.ConditionTrue, t0, "") }
+	tests := []struct {
+		name       string
+		got        metav1.Condition
+		wantStatus metav1.ConditionStatus
+		wantReason string
+	}{
+		{name: "pool without conditions", got: PoolReady(nil), wantStatus: metav1.ConditionFalse, wantReason: "NotValidationSucceeded"},
+		{name: "pool with a failing node class keeps its reason", got: PoolReady([]metav1.Condition{ok(nsv1.ConditionValidationSucceeded), bad}),
+			wantStatus: metav1.ConditionFalse, wantReason: "NodeClassNotFound"},
+		{name: "pool ready", got: PoolReady([]metav1.Condition{ok(nsv1.ConditionValidationSucceeded), ok(nsv1.ConditionNodeClassReady)}), wantStatus: metav1.ConditionTrue, wantReason: "Ready"},
+		{name: "all ready", got: AllReady([]metav1.Condition{ok("A"), ok("B")}, "A", "B"), wantStatus: metav1.ConditionTrue, wantReason: "Ready"},
+		{name: "all ready, one missing", got: AllReady([]metav1.Condition{ok("A")}, "A", "B"), wantStatus: metav1.ConditionFalse, wantReason: "NotB"},
+		{name: "all ready, one failing", got: AllReady([]metav1.Condition{ok("A"), {Type: "B", Status: metav1.ConditionFalse, Reason: "NoSubnets"}}, "A", "B"),
+			wantStatus: metav1.ConditionFalse, wantReason: "NoSubnets"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got.Status != tt.wantStatus || tt.got.Reason != tt.wantReason {
+				t.Fatalf("got %+v, want %s %s", tt.got, tt.wantStatus, tt.wantReason)
+			}
+		})
+	}
+}
+
+func TestSetConditionKeepsTransitionTime(t *testing.T) {
+	var conds []metav1.Condition
+	first := metav1.NewTime(t0)
+	later := metav1.NewTime(t0.Add(time.Hour))
+	if !SetCondition(&conds, Condition("Launched", true, "", ""), 1, first) {
+		t.Fatal("first set reported no change")
+	}
+	if SetCondition(&conds, Condition("Launched", true, "", ""), 1, later) {
+		t.Fatal("setting the same condition reported a change")
+	}
+	if !conds[0].LastTransitionTime.Equal(&first) {
+		t.Fatalf("transition time moved to %v although the status did not change", conds[0].LastTransitionTime)
+	}
+	if !SetCondition(&conds, Condition("Launched", false, "Boom", "x"), 2, later) || !conds[0].LastTransitionTime.Equal(&later) || conds[0].ObservedGeneration != 2 {
+		t.Fatalf("status change not recorded: %+v", conds[0])
+	}
+}

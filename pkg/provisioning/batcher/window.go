@@ -1,0 +1,84 @@
+package batcher
+
+import "time"
+
+// Defaults match the --batch-idle-duration and --batch-max-duration flags.
+const (
+	DefaultIdle = time.Second
+	DefaultMax  = 10 * time.Second
+)
+
+// Window is one batching window. The zero value is not usable: build it with
+// NewWindow. A Window is not safe for concurrent use; Batcher adds locking.
+type Window struct {
+	idle, max time.Duration
+
+	seen  map[string]struct{}
+	keys  []string
+	first time.Time
+	last  time.Time
+}
+
+// NewWindow returns an empty window that closes after idle without a new key
+// or after max since the first key. Non-positive durations fall back to the
+// defaults, and max is never shorter than idle.
+func NewWindow(idle, max time.Duration) *Window {
+	if idle <= 0 {
+		idle = DefaultIdle
+	}
+	if max <= 0 {
+		max = DefaultMax
+	}
+	if max < idle {
+		max = idle
+	}
+	return &Window{idle: idle, max: max, seen: map[string]struct{}{}}
+}
+
+// Add records key at now and reports whether it was new to this window. A
+// repeated key does not extend the idle timer: a pod that kube-scheduler
+// re-marks Unschedulable every few seconds must not keep a batch open forever.
+func (w *Window) Add(now time.Time, key string) bool {
+	if _, ok := w.seen[key]; ok {
+		return false
+	}
+	if len(w.keys) == 0 {
+		w.first = now
+	}
+	w.seen[key] = struct{}{}
+	w.keys = append(w.keys, key)
+	w.last = now
+	return true
+}
+
+// Len is the number of distinct keys in the window.
+func (w *Window) Len() int { return len(w.keys) }
+
+// Due reports whether the window holds keys and has closed at now.
+func (w *Window) Due(now time.Time) bool {
+	d, ok := w.NextDeadline()
+	return ok && !now.Before(d)
+}
+
+// NextDeadline is when the window closes if no further key arrives; ok is
+// false while the window is empty (it never closes on its own).
+func (w *Window) NextDeadline() (deadline time.Time, ok bool) {
+	if len(w.keys) == 0 {
+		return time.Time{}, false
+	}
+	idle := w.last.Add(w.idle)
+	max := w.first.Add(w.max)
+	if max.Before(idle) {
+		return max, true
+	}
+	return idle, true
+}
+
+// Flush returns the keys in arrival order and empties the window.
+func (w *Window) Flush() []string {
+	keys := w.keys
+	w.keys = nil
+	w.seen = map[string]struct{}{}
+	w.first, w.last = time.Time{}, time.Time{}
+	return keys
+}
