@@ -28,6 +28,7 @@ type InstanceType struct {
 	GPUManufacturer      string
 	GPUMemoryMiB         int64
 	AcceleratorCount     int
+	AcceleratorName      string // inferentia2, trainium …
 	Hypervisor           string
 	LocalNVMeGB          int64
 	NetworkBandwidthMbps int64
@@ -48,6 +49,9 @@ type InstanceType struct {
 
 	// Offerings are where and how the type can be bought.
 	Offerings Offerings
+
+	// allocatable caches Capacity − Overhead for types built by NewInstanceType.
+	allocatable corev1.ResourceList
 }
 
 // Overhead is the capacity a node keeps back from pods.
