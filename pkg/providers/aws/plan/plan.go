@@ -1,0 +1,212 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+)
+
+// DefaultMaxOptions is the override limit of one CreateFleet call we keep to.
+const DefaultMaxOptions = 60
+
+// Subnet is a resolved subnet with the addresses it has left.
+type Subnet struct {
+	ID      string
+	Zone    string
+	FreeIPs int64
+}
+
+// Input is everything one launch decision needs.
+type Input struct {
+	// Requirements of the claim.
+	Requirements []nsv1.NodeSelectorRequirementWithMinValues
+	// Requests the node must have room for (allocatable ≥ requests).
+	Requests corev1.ResourceList
+	// InstanceTypes with offerings whose Available already reflects the ICE cache.
+	InstanceTypes []*catalog.InstanceType
+	// Subnets the node class resolved to; one per zone is used.
+	Subnets []Subnet
+	// MaxOptions caps the options; 0 means DefaultMaxOptions.
+	MaxOptions int
+}
+
+// Option is one (type, zone, subnet) override at a price.
+type Option struct {
+	InstanceType *catalog.InstanceType
+	Zone         string
+	SubnetID     string
+	Price        float64
+}
+
+// Plan is what to ask EC2 for.
+type Plan struct {
+	CapacityType string
+	// Options cheapest first, at most MaxOptions.
+	Options []Option
+	// Note explains a choice a user may question (on-demand although spot
+	// was allowed); empty otherwise.
+	Note string
+}
+
+// ErrNoOptions means no offering satisfies the claim right now.
+var ErrNoOptions = errors.New("no instance type offering satisfies the claim's requirements and resources")
+
+// flexibilityThreshold: an on-demand fallback with fewer types than this is
+// worth telling the user about (more types, more spot pools).
+const flexibilityThreshold = 5
+
+// Make picks the capacity type and options for one launch.
+func Make(in Input) (Plan, error) {
+	m, err := NewMatcher(in.Requirements)
+	if err != nil {
+		return Plan{}, err
+	}
+	subnets := SubnetPerZone(in.Subnets)
+	defined := definedKeys(in.InstanceTypes)
+	type cand struct {
+		it  *catalog.InstanceType
+		off catalog.Offering
+	}
+	var cands []cand
+	exoticOnly := true
+	for _, it := range in.InstanceTypes {
+		if !fits(it.Allocatable(), in.Requests) {
+			continue
+		}
+		for _, o := range it.Offerings {
+			if !o.Available || subnets[o.Zone] == "" || !m.Matches(it.LabelsFor(o), defined) {
+				continue
+			}
+			cands = append(cands, cand{it, o})
+			if !exotic(it) {
+				exoticOnly = false
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return Plan{}, ErrNoOptions
+	}
+	// Exotic types are expensive: launched only when nothing else can serve the claim.
+	cheapestOD := math.Inf(1)
+	kept := cands[:0]
+	for _, c := range cands {
+		if !exoticOnly && exotic(c.it) {
+			continue
+		}
+		kept = append(kept, c)
+		if c.off.CapacityType == nsv1.CapacityTypeOnDemand {
+			cheapestOD = math.Min(cheapestOD, c.off.Price)
+		}
+	}
+	byCT := map[string][]Option{}
+	for _, c := range kept {
+		// A spot offering dearer than on-demand buys interruption risk for nothing.
+		if c.off.CapacityType == nsv1.CapacityTypeSpot && c.off.Price > cheapestOD {
+			continue
+		}
+		byCT[c.off.CapacityType] = append(byCT[c.off.CapacityType], Option{
+			InstanceType: c.it, Zone: c.off.Zone, SubnetID: subnets[c.off.Zone], Price: c.off.Price,
+		})
+	}
+	p := Plan{CapacityType: nsv1.CapacityTypeSpot}
+	if len(byCT[nsv1.CapacityTypeSpot]) == 0 {
+		p.CapacityType = nsv1.CapacityTypeOnDemand
+		if m.Allows(nsv1.LabelCapacityType, nsv1.CapacityTypeSpot) {
+			p.Note = "no spot offering is available for the claim; launching on-demand"
+		}
+	}
+	opts := byCT[p.CapacityType]
+	if len(opts) == 0 {
+		return Plan{}, ErrNoOptions
+	}
+	sort.SliceStable(opts, func(i, j int) bool {
+		if opts[i].Price != opts[j].Price {
+			return opts[i].Price < opts[j].Price
+		}
+		if opts[i].InstanceType.Name != opts[j].InstanceType.Name {
+			return opts[i].InstanceType.Name < opts[j].InstanceType.Name
+		}
+		return opts[i].Zone < opts[j].Zone
+	})
+	max := in.MaxOptions
+	if max <= 0 {
+		max = DefaultMaxOptions
+	}
+	if len(opts) > max {
+		opts = opts[:max]
+	}
+	p.Options = opts
+	if p.Note != "" {
+		if n := countTypes(opts); n < flexibilityThreshold {
+			p.Note += fmt.Sprintf(" (only %d instance types are allowed; allow more for more spot pools)", n)
+		}
+	}
+	return p, nil
+}
+
+// SubnetPerZone picks, per zone, the subnet with the most free addresses
+// (ties to the lowest id, so the choice is stable).
+func SubnetPerZone(subnets []Subnet) map[string]string {
+	best := map[string]Subnet{}
+	for _, s := range subnets {
+		b, ok := best[s.Zone]
+		if !ok || s.FreeIPs > b.FreeIPs || (s.FreeIPs == b.FreeIPs && s.ID < b.ID) {
+			best[s.Zone] = s
+		}
+	}
+	out := make(map[string]string, len(best))
+	for z, s := range best {
+		out[z] = s.ID
+	}
+	return out
+}
+
+func exotic(it *catalog.InstanceType) bool {
+	return it.GPUCount > 0 || it.AcceleratorCount > 0 || it.BareMetal
+}
+
+func fits(allocatable, requests corev1.ResourceList) bool {
+	for name, q := range requests {
+		a, ok := allocatable[name]
+		if !ok {
+			if q.IsZero() {
+				continue
+			}
+			return false
+		}
+		if a.Cmp(q) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// definedKeys are the label keys some type or offering carries: the keys a
+// requirement must be checked on.
+func definedKeys(types []*catalog.InstanceType) map[string]bool {
+	keys := map[string]bool{
+		corev1.LabelTopologyZone: true, nsv1.LabelCapacityType: true,
+		corev1.LabelArchStable: true, corev1.LabelOSStable: true, corev1.LabelInstanceTypeStable: true,
+		corev1.LabelTopologyRegion: true,
+	}
+	for _, it := range types {
+		for k := range it.Labels {
+			keys[k] = true
+		}
+	}
+	return keys
+}
+
+func countTypes(opts []Option) int {
+	seen := map[string]bool{}
+	for _, o := range opts {
+		seen[o.InstanceType.Name] = true
+	}
+	return len(seen)
+}
