@@ -50,7 +50,7 @@ func ZonesFor(spec *Spec, zones []string) []string {
 	}
 	missing = min(missing, n-1)
 	start := int((h >> 16) % uint64(n))
-	skip := make(map[int]bool, missing)
+	skip := make([]bool, n)
 	for i := 0; i < missing; i++ {
 		skip[(start+i)%n] = true
 	}
@@ -68,7 +68,7 @@ func ZonesFor(spec *Spec, zones []string) []string {
 func OfferingsFor(spec *Spec, opts Options) Offerings {
 	opts = opts.withDefaults()
 	zones := ZonesFor(spec, opts.Zones)
-	var out Offerings
+	out := make(Offerings, 0, 2*len(zones))
 	spot := spec.SpotPrice > 0 && spec.SupportsUsageClass(nsv1.CapacityTypeSpot)
 	for _, z := range zones {
 		if spec.OnDemandPrice > 0 {

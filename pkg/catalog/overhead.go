@@ -61,13 +61,13 @@ func capacity(spec *Spec, opts *Options, pods int64) corev1.ResourceList {
 		mem -= arm64MemoryHoleMiB
 	}
 	mem -= ceilInt64(float64(mem) * opts.VMMemoryOverheadPercent)
-	out := corev1.ResourceList{
-		corev1.ResourceCPU:              *resource.NewMilliQuantity(int64(spec.VCPUs)*1000, resource.DecimalSI),
-		corev1.ResourceMemory:           *resource.NewQuantity(max(mem, 0)*mebi, resource.BinarySI),
-		corev1.ResourcePods:             *resource.NewQuantity(pods, resource.DecimalSI),
-		corev1.ResourceEphemeralStorage: opts.EphemeralStorage.DeepCopy(),
-	}
-	for name, n := range extendedResources(spec) {
+	ext := extendedResources(spec)
+	out := make(corev1.ResourceList, 4+len(ext))
+	out[corev1.ResourceCPU] = *resource.NewMilliQuantity(int64(spec.VCPUs)*1000, resource.DecimalSI)
+	out[corev1.ResourceMemory] = *resource.NewQuantity(max(mem, 0)*mebi, resource.BinarySI)
+	out[corev1.ResourcePods] = *resource.NewQuantity(pods, resource.DecimalSI)
+	out[corev1.ResourceEphemeralStorage] = opts.EphemeralStorage.DeepCopy()
+	for name, n := range ext {
 		out[name] = *resource.NewQuantity(n, resource.DecimalSI)
 	}
 	return out
@@ -82,6 +82,9 @@ const (
 )
 
 func extendedResources(spec *Spec) map[corev1.ResourceName]int64 {
+	if spec.GPUCount == 0 && spec.AcceleratorCount == 0 {
+		return nil
+	}
 	out := map[corev1.ResourceName]int64{}
 	if spec.GPUCount > 0 {
 		switch spec.GPUManufacturer {
@@ -152,7 +155,7 @@ func kubeReservedCPUMillis(vcpus int) int64 {
 
 // Total sums the three parts of the overhead.
 func (o Overhead) Total() corev1.ResourceList {
-	out := corev1.ResourceList{}
+	out := make(corev1.ResourceList, len(o.KubeReserved)+len(o.SystemReserved))
 	for _, l := range []corev1.ResourceList{o.KubeReserved, o.SystemReserved, o.EvictionThreshold} {
 		for k, v := range l {
 			sum := out[k]
