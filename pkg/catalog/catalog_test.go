@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestLoad(t *testing.T) {
@@ -122,5 +124,56 @@ func TestParseSpecsErrors(t *testing.T) {
 		if _, err := parseSpecs([]byte(raw)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// Every catalog type can hold a pod: cpu, memory and pods left after
+// overhead, and never more allocatable than capacity.
+func TestAllocatableInvariants(t *testing.T) {
+	for _, it := range mustLoad(t, Options{IncludePreviousGeneration: true}).Types() {
+		alloc := it.Allocatable()
+		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage} {
+			a, c := alloc[r], it.Capacity[r]
+			if a.Sign() <= 0 {
+				t.Errorf("%s: allocatable %s = %s", it.Name, r, a.String())
+			}
+			if a.Cmp(c) > 0 {
+				t.Errorf("%s: allocatable %s %s > capacity %s", it.Name, r, a.String(), c.String())
+			}
+		}
+		if len(alloc) != len(it.Capacity) {
+			t.Errorf("%s: allocatable has %d resources, capacity %d", it.Name, len(alloc), len(it.Capacity))
+		}
+	}
+}
+
+// A type built by hand (as tests elsewhere do) computes allocatable from its fields.
+func TestAllocatableOfHandBuiltType(t *testing.T) {
+	it := &InstanceType{
+		Name:     "hand.made",
+		Capacity: corev1.ResourceList{corev1.ResourceCPU: mustQ("4"), corev1.ResourceMemory: mustQ("8Gi")},
+		Overhead: Overhead{
+			KubeReserved:      corev1.ResourceList{corev1.ResourceCPU: mustQ("100m")},
+			SystemReserved:    corev1.ResourceList{corev1.ResourceCPU: mustQ("100m"), corev1.ResourceMemory: mustQ("1Gi")},
+			EvictionThreshold: corev1.ResourceList{corev1.ResourceMemory: mustQ("1Gi")},
+		},
+	}
+	alloc := it.Allocatable()
+	if got := milli(alloc, corev1.ResourceCPU); got != 3800 {
+		t.Errorf("cpu %dm, want 3800m", got)
+	}
+	if got := mib(alloc, corev1.ResourceMemory); got != 6*1024 {
+		t.Errorf("memory %d MiB, want 6144", got)
+	}
+}
+
+func TestWithOfferingsCopies(t *testing.T) {
+	c := mustLoad(t, Options{})
+	it, _ := c.Get("m5.large")
+	offs := Offerings{{Zone: "z", CapacityType: "spot", Price: 9, Available: true}}
+	cp := it.WithOfferings(offs)
+	offs[0].Price = 1
+	if cp.Offerings[0].Price != 9 || len(it.Offerings) == 1 || cp.Name != it.Name {
+		t.Errorf("WithOfferings: copy %+v, original %d offerings", cp.Offerings, len(it.Offerings))
 	}
 }

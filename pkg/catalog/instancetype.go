@@ -188,8 +188,15 @@ func (it *InstanceType) Allocatable() corev1.ResourceList {
 	return subtractFloor(it.Capacity, it.Overhead.Total())
 }
 
-// withOfferings returns a shallow copy with its own offerings slice; labels,
-// capacity and overhead stay shared (they are read-only).
+// WithOfferings returns a copy of the type with the given offerings (the
+// slice is copied); labels, capacity and overhead stay shared, read-only.
+// This is how callers change prices or availability without touching a
+// catalog's shared types.
+func (it *InstanceType) WithOfferings(offerings Offerings) *InstanceType {
+	return it.withOfferings(append(Offerings(nil), offerings...))
+}
+
+// withOfferings is WithOfferings taking ownership of offerings.
 func (it *InstanceType) withOfferings(offerings Offerings) *InstanceType {
 	cp := *it
 	cp.Offerings = offerings

@@ -165,6 +165,15 @@ func (ofs Offerings) Zones() []string {
 	return sets.List(s)
 }
 
+// CapacityTypes returns the distinct capacity types of the offerings, sorted.
+func (ofs Offerings) CapacityTypes() []string {
+	s := sets.New[string]()
+	for _, o := range ofs {
+		s.Insert(o.CapacityType)
+	}
+	return sets.List(s)
+}
+
 // Sorted returns a copy ordered by price, then capacity type, then zone.
 func (ofs Offerings) Sorted() Offerings {
 	out := append(Offerings(nil), ofs...)

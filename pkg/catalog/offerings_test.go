@@ -176,6 +176,9 @@ func TestOfferingsHelpers(t *testing.T) {
 	if got := offs.Zones(); !reflect.DeepEqual(got, []string{"z1", "z2", "z3"}) {
 		t.Errorf("Zones: %v", got)
 	}
+	if got := offs.CapacityTypes(); !reflect.DeepEqual(got, []string{"on-demand", "spot"}) {
+		t.Errorf("CapacityTypes: %v", got)
+	}
 	sorted := offs.Sorted()
 	want := []string{"z1/spot", "z2/spot", "z3/spot", "z1/on-demand"}
 	for i, o := range sorted {
@@ -185,5 +188,46 @@ func TestOfferingsHelpers(t *testing.T) {
 	}
 	if offs[0].Zone != "z2" {
 		t.Error("Sorted reordered its receiver")
+	}
+}
+
+// TestOfferingRuleGolden pins the rule's output for a few types. The wanted
+// values were worked out by hand from the documented rule (FNV-1a of the
+// family, missing-zone count and start) with a separate script, not copied
+// from this code's output; a change here shifts every simulation, so it
+// must be deliberate.
+func TestOfferingRuleGolden(t *testing.T) {
+	tests := []struct {
+		name      string
+		zones     []string
+		spotIn1c  float64 // 0: no spot offering in us-east-1c
+		hasSpot1c bool
+	}{
+		// m5: h%8 = 7 → 2 missing, start 0 → a, b missing.
+		{"m5.large", []string{"us-east-1c", "us-east-1d", "us-east-1e", "us-east-1f"}, 0.032679, true},
+		// c6g: h%8 = 1 → everywhere.
+		{"c6g.xlarge", DefaultZones, 0.052526, true},
+		// p3dn: h%8 = 2 → 0, +1 GPU; start 4 → e missing.
+		{"p3dn.24xlarge", []string{"us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1f"}, 4.181924, true},
+		// inf2: h%8 = 6 → 1, +1 accelerator; start 3 → d, e missing.
+		{"inf2.xlarge", []string{"us-east-1a", "us-east-1b", "us-east-1c", "us-east-1f"}, 0.163176, true},
+		// m6g: h%8 = 7 → 2, +1 metal; start 1 → b, c, d missing.
+		{"m6g.metal", []string{"us-east-1a", "us-east-1e", "us-east-1f"}, 0, false},
+	}
+	c := mustLoad(t, Options{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			it, ok := c.Get(tt.name)
+			if !ok {
+				t.Fatalf("%s not loaded", tt.name)
+			}
+			if got := it.Offerings.Zones(); !reflect.DeepEqual(got, tt.zones) {
+				t.Errorf("zones %v, want %v", got, tt.zones)
+			}
+			o, ok := it.Offerings.Get("us-east-1c", nsv1.CapacityTypeSpot)
+			if ok != tt.hasSpot1c || o.Price != tt.spotIn1c {
+				t.Errorf("spot in us-east-1c: %+v (found %v), want price %v", o, ok, tt.spotIn1c)
+			}
+		})
 	}
 }
