@@ -1,0 +1,390 @@
+package scheduling
+
+import (
+	"fmt"
+	"math"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// item is the unplaced pods of one class variant that may use one pool.
+type item struct {
+	c  *podClass
+	v  *variant
+	f  *poolFit
+	st *classState
+	// dead marks the item as unable to join the bin being filled.
+	dead bool
+}
+
+// bin is a planned NodeClaim while it is being filled.
+type bin struct {
+	host
+	id     int
+	p      *pool
+	used   vec // pods' requests
+	types  bitset
+	slots  uint64
+	target int // type index the bin may grow to
+	cur    int // cheapest type index that fits used (-1 while empty)
+	pods   []*corev1.Pod
+	podCls []*podClass
+	custom Requirements
+	sig    string
+	seeded bool
+}
+
+func (s *solver) newBin(p *pool, it *item, target int) *bin {
+	b := &bin{id: len(s.bins), p: p, used: make(vec, s.d.n()), types: append(bitset(nil), it.f.types...), slots: it.f.slots, target: target, cur: -1}
+	b.zone = -1
+	s.bins = append(s.bins, b)
+	return b
+}
+
+// headroom is what the pool may still launch: its limit minus launched and
+// reserved capacity (math.MaxInt64 where unlimited).
+func (p *pool) headroom(d int) int64 {
+	if p.limit[d] < 0 {
+		return math.MaxInt64
+	}
+	return p.limit[d] - p.used[d]
+}
+
+// zoneFor picks the zone a pod of it pins an unpinned bin to: the allowed
+// zone with the most quota left (unlimited counts as most), ties by index.
+func (s *solver) zoneFor(b *bin, it *item, mask uint64) int {
+	best, bestQ := -1, int32(-2)
+	for si := range s.slots.ct {
+		if mask&(1<<si) == 0 {
+			continue
+		}
+		z := s.slots.zone[si]
+		q := int32(-1)
+		if it.st.quota != nil {
+			q = it.st.quota[z]
+			if q == 0 {
+				continue
+			}
+		}
+		score := q
+		if q < 0 {
+			score = math.MaxInt32
+		}
+		if best < 0 || score > bestQ || score == bestQ && z < best {
+			best, bestQ = z, score
+		}
+	}
+	return best
+}
+
+func (s *solver) zoneMask(z int) uint64 {
+	return s.slotMask(func(i int) bool { return s.slots.zone[i] == z })
+}
+
+// tryAdd places one pod of it into b if every constraint allows it and the
+// bin still fits in its limit type (target, or cur when capped).
+func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
+	p := b.p
+	if !it.f.types.has(b.target) {
+		return false
+	}
+	mask := b.slots & it.f.slots & p.types[b.target].slots
+	if mask == 0 {
+		return false
+	}
+	z := b.zone
+	if z < 0 && it.c.zoneRelevant {
+		z = s.zoneFor(b, it, mask)
+		if z < 0 {
+			return false
+		}
+	}
+	if z >= 0 {
+		mask &= s.zoneMask(z)
+		if mask == 0 {
+			return false
+		}
+	}
+	limitType := b.target
+	if capToCur && b.cur >= 0 {
+		limitType = b.cur
+	}
+	if !b.used.fitsWith(it.c.req, p.types[limitType].alloc) {
+		return false
+	}
+	if !s.canHost(it.c, it.v, &b.host, z) {
+		return false
+	}
+	var custom Requirements
+	if it.f.sig != b.sig {
+		custom = b.custom.Intersect(it.f.custom)
+		if custom.Satisfiable() != nil {
+			return false
+		}
+	}
+	// Find the cheapest type that still fits, within the bin's types and slots.
+	newTypes := b.types
+	cur := b.cur
+	if cur < 0 {
+		cur = 0
+	}
+	for ; cur < len(p.types); cur++ {
+		pt := p.types[cur]
+		if !newTypes.has(cur) || !it.f.types.has(cur) || pt.slots&mask == 0 {
+			continue
+		}
+		if b.used.fitsWith(it.c.req, pt.alloc) {
+			break
+		}
+	}
+	if cur == len(p.types) {
+		return false
+	}
+	if p.hasLimit {
+		for d := range p.limit {
+			if p.limit[d] < 0 {
+				continue
+			}
+			prev := int64(0)
+			if b.cur >= 0 {
+				prev = p.types[b.cur].capacity[d]
+			}
+			if p.types[cur].capacity[d]-prev > p.headroom(d) {
+				it.st.note(fmt.Sprintf("pool %q: limit %s would be exceeded", p.np.Name, s.d.names[d]))
+				return false
+			}
+		}
+		for d := range p.limit {
+			if b.cur >= 0 {
+				p.used[d] -= p.types[b.cur].capacity[d]
+			}
+			p.used[d] += p.types[cur].capacity[d]
+		}
+	}
+	// Commit.
+	if custom != nil {
+		b.custom, b.sig = custom, it.f.sig
+	}
+	for w := range b.types {
+		b.types[w] &= it.f.types[w]
+	}
+	b.slots = mask
+	if z >= 0 && b.zone < 0 {
+		b.zone = z
+	}
+	b.cur = cur
+	b.used.add(it.c.req)
+	pod := it.st.left[0]
+	it.st.left = it.st.left[1:]
+	b.pods = append(b.pods, pod)
+	b.podCls = append(b.podCls, it.c)
+	s.record(it.c, it.v, &b.host, b.zone)
+	return true
+}
+
+// canOpen reports whether the pool may launch one more node.
+func (s *solver) canOpen(p *pool) bool {
+	lim := s.nodeLimit[p.idx]
+	return lim < 0 || s.nodesUsed[p.idx] < lim
+}
+
+func (s *solver) open(p *pool, it *item, target int) *bin {
+	s.nodesUsed[p.idx]++
+	b := s.newBin(p, it, target)
+	return b
+}
+
+// closeEmpty drops a bin that received no pod.
+func (s *solver) closeEmpty(b *bin) {
+	if len(b.pods) > 0 {
+		return
+	}
+	s.nodesUsed[b.p.idx]--
+	s.bins[len(s.bins)-1] = nil
+	s.bins = s.bins[:len(s.bins)-1]
+}
+
+// pack places the items' pods on new claims of pool p. Seeds (pods that
+// need a node of their own: hostname anti-affinity, hostname spread, host
+// ports) open one bin each, shared across seed classes; those bins are then
+// topped up with other pods to the size they already pay for; the rest goes
+// to bins of the best-value type for the remaining demand, filled with the
+// dot-product heuristic so cpu and memory fill together.
+func (s *solver) pack(p *pool, items []*item) {
+	var seeds, rest []*item
+	for _, it := range items {
+		if it.v.hostScoped || len(it.c.ports) > 0 {
+			seeds = append(seeds, it)
+		} else {
+			rest = append(rest, it)
+		}
+	}
+	// Bins of this pool from earlier rounds take what fits first.
+	for _, b := range s.bins {
+		if b.p == p {
+			s.fill(b, items, false)
+		}
+	}
+	firstSeeded := len(s.bins)
+	for _, it := range seeds {
+		cursor := firstSeeded
+		for len(it.st.left) > 0 {
+			placed := false
+			for ; cursor < len(s.bins); cursor++ {
+				if s.tryAdd(s.bins[cursor], it, false) {
+					placed = true
+					break
+				}
+			}
+			if placed {
+				continue
+			}
+			if !s.canOpen(p) {
+				it.st.note(fmt.Sprintf("pool %q: node limit reached", p.np.Name))
+				break
+			}
+			target := s.chooseTarget(p, it, items)
+			if target < 0 {
+				break
+			}
+			b := s.open(p, it, target)
+			b.seeded = true
+			if !s.tryAdd(b, it, false) {
+				s.closeEmpty(b)
+				it.st.note(fmt.Sprintf("pool %q: constraints leave no room on a new node", p.np.Name))
+				break
+			}
+			cursor = len(s.bins) - 1
+		}
+	}
+	for i := firstSeeded; i < len(s.bins); i++ {
+		s.fill(s.bins[i], rest, true)
+	}
+	for {
+		var anchor *item
+		for _, it := range rest {
+			if len(it.st.left) > 0 && !it.dead {
+				anchor = it
+				break
+			}
+		}
+		if anchor == nil {
+			break
+		}
+		if !s.canOpen(p) {
+			anchor.st.note(fmt.Sprintf("pool %q: node limit reached", p.np.Name))
+			anchor.dead = true
+			continue
+		}
+		target := s.chooseTarget(p, anchor, rest)
+		if target < 0 {
+			anchor.dead = true
+			continue
+		}
+		b := s.open(p, anchor, target)
+		if !s.tryAdd(b, anchor, false) {
+			s.closeEmpty(b)
+			anchor.st.note(fmt.Sprintf("pool %q: constraints leave no room on a new node", p.np.Name))
+			anchor.dead = true
+			continue
+		}
+		s.fill(b, rest, false)
+	}
+	for _, it := range items {
+		it.dead = false
+	}
+}
+
+// fill adds pods to b, each time the one whose size best matches the bin's
+// free capacity (largest dot product of normalised request and free space),
+// until nothing fits. capToCur keeps the bin within its current cheapest type.
+func (s *solver) fill(b *bin, items []*item, capToCur bool) {
+	dead := make([]bool, len(items))
+	for {
+		limitType := b.target
+		if capToCur && b.cur >= 0 {
+			limitType = b.cur
+		}
+		alloc := b.p.types[limitType].alloc
+		best, bestScore := -1, -1.0
+		for i, it := range items {
+			if dead[i] || len(it.st.left) == 0 {
+				continue
+			}
+			if !b.used.fitsWith(it.c.req, alloc) {
+				dead[i] = true
+				continue
+			}
+			score := 0.0
+			for d, r := range it.c.req {
+				if alloc[d] > 0 && r > 0 {
+					a := float64(alloc[d])
+					score += float64(r) / a * float64(alloc[d]-b.used[d]) / a
+				}
+			}
+			if score > bestScore {
+				best, bestScore = i, score
+			}
+		}
+		if best < 0 {
+			return
+		}
+		if !s.tryAdd(b, items[best], capToCur) {
+			dead[best] = true
+		}
+	}
+}
+
+// chooseTarget picks the type a new bin may grow to: the one that hosts the
+// remaining demand it can take at the lowest cost, price × the number of
+// such nodes the demand needs (at least one). Large demand picks the type
+// with the best price per resource; a small tail picks the cheapest type
+// that holds all of it.
+func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
+	best, bestCost, bestRatio := -1, math.Inf(1), 0.0
+	demand := make(vec, s.d.n())
+	for ti, pt := range p.types {
+		if !anchor.f.types.has(ti) || pt.slots&anchor.f.slots == 0 {
+			continue
+		}
+		if p.hasLimit {
+			within := true
+			for d := range p.limit {
+				if p.limit[d] >= 0 && pt.capacity[d] > p.headroom(d) {
+					within = false
+				}
+			}
+			if !within {
+				continue
+			}
+		}
+		clear(demand)
+		for _, it := range items {
+			if len(it.st.left) > 0 && it.f.types.has(ti) {
+				for d, r := range it.c.req {
+					demand[d] += r * int64(len(it.st.left))
+				}
+			}
+		}
+		ratio := 0.0
+		for d, x := range demand {
+			if x > 0 {
+				ratio = math.Max(ratio, float64(x)/float64(max(pt.alloc[d], 1)))
+			}
+		}
+		price := math.Inf(1)
+		for si := range s.slots.ct {
+			if pt.slots&anchor.f.slots&(1<<si) != 0 {
+				price = math.Min(price, pt.price[si])
+			}
+		}
+		cost := price * math.Max(1, ratio)
+		if cost < bestCost-1e-12 || math.Abs(cost-bestCost) <= 1e-12 && ratio < bestRatio {
+			best, bestCost, bestRatio = ti, cost, ratio
+		}
+	}
+	if best < 0 {
+		anchor.st.note(fmt.Sprintf("pool %q: no instance type within the pool's limits fits", p.np.Name))
+	}
+	return best
+}

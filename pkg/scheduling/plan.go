@@ -1,0 +1,242 @@
+package scheduling
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+)
+
+// plan turns the filled bins into claims with price-ordered options and
+// explains every pod left over.
+func (s *solver) plan() *Plan {
+	out := &Plan{Nominations: s.noms}
+	var failed []PodError
+	// Pessimistic limits: a claim may launch any of its options, so each
+	// keeps only options that fit what earlier claims could take at most and
+	// what later claims take at least.
+	later := make([][]int64, len(s.pools))
+	for i, p := range s.pools {
+		later[i] = make([]int64, len(p.limit))
+	}
+	for _, b := range s.bins {
+		if b.cur >= 0 && b.p.hasLimit {
+			for d := range b.p.limit {
+				later[b.p.idx][d] += b.p.types[b.cur].capacity[d]
+			}
+		}
+	}
+	base := make([][]int64, len(s.pools))
+	for i, p := range s.pools {
+		base[i] = make([]int64, len(p.limit))
+		for d := range p.limit {
+			base[i][d] = p.used[d] - later[i][d] // launched before this solve
+		}
+	}
+	n := 0
+	for _, b := range s.bins {
+		if len(b.pods) == 0 {
+			continue
+		}
+		p := b.p
+		var budget vec
+		if p.hasLimit {
+			budget = make(vec, len(p.limit))
+			for d := range p.limit {
+				later[p.idx][d] -= p.types[b.cur].capacity[d]
+				budget[d] = math.MaxInt64
+				if p.limit[d] >= 0 {
+					budget[d] = p.limit[d] - base[p.idx][d] - later[p.idx][d]
+				}
+			}
+		}
+		claim, err := s.claimFor(b, budget)
+		if err != nil {
+			for _, pod := range b.pods {
+				failed = append(failed, PodError{Pod: pod, Reason: fmt.Sprintf("cannot place pod %s: %v", podKey(pod), err)})
+			}
+			continue
+		}
+		if budget != nil {
+			for d := range p.limit {
+				maxCap := int64(0)
+				for _, o := range claim.Options {
+					maxCap = max(maxCap, capacityOf(s, o, d))
+				}
+				base[p.idx][d] += maxCap
+			}
+		}
+		n++
+		claim.Name = fmt.Sprintf("claim-%04d", n)
+		out.NewClaims = append(out.NewClaims, claim)
+	}
+	for _, c := range s.classes {
+		st := s.state[c]
+		if len(st.left) == 0 {
+			continue
+		}
+		reason := s.explain(c, st)
+		for _, pod := range st.left {
+			failed = append(failed, PodError{Pod: pod, Reason: fmt.Sprintf("cannot place pod %s: %s", podKey(pod), reason)})
+		}
+	}
+	sortPodErrors(failed)
+	out.Unschedulable = failed
+	return out
+}
+
+func capacityOf(s *solver, o LaunchOption, d int) int64 {
+	v := s.d.fromList(o.InstanceType.Capacity)
+	return v[d]
+}
+
+func (s *solver) explain(c *podClass, st *classState) string {
+	last := c.variants[len(c.variants)-1]
+	var parts []string
+	anyPool := false
+	for _, f := range last.fits {
+		if f.ok {
+			anyPool = true
+		}
+	}
+	if !anyPool {
+		if len(s.pools) == 0 {
+			parts = append(parts, "no NodePool exists and no existing node fits")
+		} else {
+			parts = append(parts, "no NodePool can satisfy it")
+			for _, f := range last.fits {
+				parts = append(parts, f.reason)
+			}
+		}
+		return joinReasons(parts)
+	}
+	if len(st.why) > 0 {
+		return joinReasons(st.why)
+	}
+	return "no node or new claim could take it with its topology constraints"
+}
+
+// claimFor computes the options of a bin: every (type, zone, capacity type)
+// of its pool that holds its pods and the DaemonSet overhead, in its allowed
+// slots, within the limit budget, cheapest first. Only the capacity type of
+// the cheapest option is kept (spot when spot is allowed and cheaper); the
+// provider falls back to on-demand itself when spot is short.
+func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, error) {
+	p := b.p
+	var opts []LaunchOption
+	for ti, pt := range p.types {
+		if !b.types.has(ti) || !b.used.fits(pt.alloc) {
+			continue
+		}
+		if budget != nil {
+			over := false
+			for d := range budget {
+				if pt.capacity[d] > budget[d] {
+					over = true
+				}
+			}
+			if over {
+				continue
+			}
+		}
+		for si := range s.slots.ct {
+			if pt.slots&b.slots&(1<<si) == 0 {
+				continue
+			}
+			opts = append(opts, LaunchOption{InstanceType: pt.it, Zone: s.topo.zones[s.slots.zone[si]], CapacityType: s.slots.ct[si], Price: pt.price[si]})
+		}
+	}
+	if len(opts) == 0 {
+		return nil, fmt.Errorf("pool %q: no instance type fits its share within the pool's limits", p.np.Name)
+	}
+	sort.SliceStable(opts, func(i, j int) bool {
+		a, c := opts[i], opts[j]
+		if a.Price != c.Price {
+			return a.Price < c.Price
+		}
+		if a.InstanceType.Name != c.InstanceType.Name {
+			return a.InstanceType.Name < c.InstanceType.Name
+		}
+		if a.Zone != c.Zone {
+			return a.Zone < c.Zone
+		}
+		return a.CapacityType < c.CapacityType
+	})
+	ct := opts[0].CapacityType
+	kept := opts[:0]
+	for _, o := range opts {
+		if o.CapacityType == ct {
+			kept = append(kept, o)
+		}
+	}
+	opts = kept
+	if len(opts) > s.opts.MaxOptionsPerClaim {
+		opts = opts[:s.opts.MaxOptionsPerClaim]
+	}
+	reqs := p.reqs.Clone()
+	reqs.AddAll(b.custom)
+	var typeNames, zones []string
+	for _, o := range opts {
+		typeNames = append(typeNames, o.InstanceType.Name)
+		zones = append(zones, o.Zone)
+	}
+	reqs[corev1.LabelInstanceTypeStable] = NewRequirement(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, typeNames...)
+	if prev := p.reqs.Get(corev1.LabelInstanceTypeStable); prev != nil {
+		reqs[corev1.LabelInstanceTypeStable].MinValues = prev.MinValues
+	}
+	reqs.Add(NewRequirement(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, zones...))
+	reqs.Add(NewRequirement(nsv1.LabelCapacityType, corev1.NodeSelectorOpIn, ct))
+	for _, k := range reqs.Keys() {
+		r := reqs[k]
+		if r.MinValues == nil {
+			continue
+		}
+		distinct := map[string]struct{}{}
+		for _, o := range opts {
+			switch k {
+			case corev1.LabelTopologyZone:
+				distinct[o.Zone] = struct{}{}
+			case nsv1.LabelCapacityType:
+				distinct[o.CapacityType] = struct{}{}
+			default:
+				if v, ok := o.InstanceType.Labels[k]; ok {
+					distinct[v] = struct{}{}
+				}
+			}
+		}
+		if len(distinct) < *r.MinValues {
+			return nil, fmt.Errorf("pool %q: minValues %d for %s but only %d values fit the pods", p.np.Name, *r.MinValues, k, len(distinct))
+		}
+	}
+	labels := map[string]string{}
+	for k, v := range p.labels {
+		labels[k] = v
+	}
+	for _, k := range b.custom.Keys() {
+		if vals := b.custom[k].Values(); b.custom[k].Finite() && len(vals) > 0 {
+			labels[k] = vals[0]
+		}
+	}
+	req := b.used.clone()
+	cheapest := p.types[b.cur]
+	for ti, pt := range p.types {
+		if pt.it == opts[0].InstanceType {
+			cheapest = p.types[ti]
+			break
+		}
+	}
+	req.add(cheapest.daemon)
+	return &ClaimPlan{
+		NodePool:      p.np.Name,
+		Pods:          b.pods,
+		Requirements:  reqs,
+		Requests:      s.d.toList(req),
+		Options:       opts,
+		Labels:        labels,
+		Taints:        append([]corev1.Taint(nil), p.np.Taints...),
+		StartupTaints: append([]corev1.Taint(nil), p.np.StartupTaints...),
+	}, nil
+}

@@ -1,0 +1,423 @@
+package scheduling
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+)
+
+// solver holds the state of one Solve call.
+type solver struct {
+	in        Input
+	opts      Options
+	d         *dims
+	topo      *topology
+	slots     slots
+	typeKeys  map[string]struct{}
+	pools     []*pool
+	nodeLimit []int64
+	nodesUsed []int64
+	daemons   []*daemon
+	classes   []*podClass
+	nodes     []*nodeState
+	bins      []*bin
+	noms      []Nomination
+	state     map[*podClass]*classState
+}
+
+// classState is a class's progress through the solve.
+type classState struct {
+	left  []*corev1.Pod
+	quota []int32 // per zone: -1 unlimited, else pods the zone may still take; nil when zone-free
+	// planned marks quotas that were also added to group.planned.
+	planned bool
+	why     []string
+}
+
+// nodeState is an existing node or in-flight claim as the solver sees it.
+type nodeState struct {
+	host
+	n      *ExistingNode
+	node   *corev1.Node
+	free   vec
+	compat map[*variant]bool
+}
+
+// Solve places pending pods on existing capacity and plans new NodeClaims
+// for the rest. It is deterministic: the same input yields the same plan.
+func Solve(in Input) (*Plan, error) {
+	s := &solver{in: in, opts: in.Options.withDefaults(), state: map[*podClass]*classState{}}
+	if err := s.prepare(); err != nil {
+		return nil, err
+	}
+	rounds := 0
+	for _, c := range s.classes {
+		rounds = max(rounds, len(c.variants))
+	}
+	for r := 0; r < rounds; r++ {
+		s.round(r)
+	}
+	s.reconcileSpread()
+	return s.plan(), nil
+}
+
+func (s *solver) prepare() error {
+	ext := map[corev1.ResourceName]struct{}{}
+	for _, p := range s.in.Pods {
+		extendedNames(p, ext)
+	}
+	names := make([]corev1.ResourceName, 0, len(ext))
+	for n := range ext {
+		names = append(names, n)
+	}
+	s.d = newDims(names)
+
+	s.typeKeys = map[string]struct{}{corev1.LabelArchStable: {}, corev1.LabelOSStable: {}, corev1.LabelInstanceTypeStable: {}}
+	zoneSet := map[string]struct{}{}
+	for _, np := range s.in.NodePools {
+		for _, it := range np.InstanceTypes {
+			for k := range it.Labels {
+				s.typeKeys[k] = struct{}{}
+			}
+			for _, o := range it.Offerings {
+				zoneSet[o.Zone] = struct{}{}
+			}
+		}
+	}
+	delete(s.typeKeys, corev1.LabelTopologyZone)
+	delete(s.typeKeys, nsv1.LabelCapacityType)
+	for _, n := range s.in.Nodes {
+		if z, ok := n.Labels[corev1.LabelTopologyZone]; ok {
+			zoneSet[z] = struct{}{}
+		}
+	}
+	zones := make([]string, 0, len(zoneSet))
+	for z := range zoneSet {
+		zones = append(zones, z)
+	}
+	sort.Strings(zones)
+	s.topo = newTopology(zones)
+	s.slots = slots{ix: map[[2]string]int{}}
+	s.buildDaemons(s.in.DaemonSets)
+	if err := s.buildPools(); err != nil {
+		return fmt.Errorf("preparing node pools: %w", err)
+	}
+
+	pods := append([]*corev1.Pod(nil), s.in.Pods...)
+	sort.SliceStable(pods, func(i, j int) bool { return podKey(pods[i]) < podKey(pods[j]) })
+	cl := newClassifier(s.d)
+	for _, p := range pods {
+		cl.add(p)
+	}
+	s.classes = cl.classes
+	for _, c := range s.classes {
+		if err := s.topo.buildVariants(c, s.opts.PreferencePolicy); err != nil {
+			return err
+		}
+		s.state[c] = &classState{left: c.pods}
+	}
+	// Which groups count each class, and whether any zone group touches it.
+	for _, c := range s.classes {
+		for _, g := range s.topo.groups {
+			if g.matches(c.rep.Namespace, c.rep.Labels) {
+				c.matches = append(c.matches, g.id)
+				if g.scope == scopeZone {
+					c.zoneRelevant = true
+				}
+			}
+		}
+		for _, v := range c.variants {
+			if v.zoneScoped {
+				c.zoneRelevant = true
+			}
+		}
+	}
+	return s.buildNodes()
+}
+
+func (s *solver) buildNodes() error {
+	nodes := append([]*ExistingNode(nil), s.in.Nodes...)
+	sort.SliceStable(nodes, func(i, j int) bool {
+		if nodes[i].InFlight != nodes[j].InFlight {
+			return !nodes[i].InFlight
+		}
+		return nodes[i].Name < nodes[j].Name
+	})
+	for _, n := range nodes {
+		ns := &nodeState{n: n, free: s.d.fromList(n.Allocatable), compat: map[*variant]bool{}}
+		if _, ok := n.Allocatable[corev1.ResourcePods]; !ok {
+			ns.free[dimPods] = 110
+		}
+		ns.node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
+		for _, t := range n.Taints {
+			if t.Key == nsv1.UnregisteredTaint.Key {
+				continue
+			}
+			ns.node.Spec.Taints = append(ns.node.Spec.Taints, t)
+		}
+		ns.zone = s.topo.zoneOf(n.Labels)
+		for _, p := range n.Pods {
+			ns.free.sub(s.d.podRequests(p))
+			ns.ports = append(ns.ports, podHostPorts(p)...)
+			s.countExisting(&ns.host, p)
+		}
+		s.nodes = append(s.nodes, ns)
+	}
+	return nil
+}
+
+// countExisting tallies a pod already on a node into every group it matches
+// and every anti-affinity group it owns.
+func (s *solver) countExisting(h *host, p *corev1.Pod) {
+	for _, g := range s.topo.groups {
+		if g.matches(p.Namespace, p.Labels) {
+			s.bump(g, h, 1, 0)
+		}
+	}
+	if p.Spec.Affinity == nil || p.Spec.Affinity.PodAntiAffinity == nil {
+		return
+	}
+	for _, term := range p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+		g, err := s.topo.groupFor(p, term.TopologyKey, term.LabelSelector, term.Namespaces, term.NamespaceSelector, term.MatchLabelKeys, term.MismatchLabelKeys)
+		if err != nil || g.scope == scopeOther {
+			continue
+		}
+		g.hasOwner = true
+		s.bump(g, h, 0, 1)
+	}
+}
+
+func (s *solver) bump(g *group, h *host, n, owners int32) {
+	g.total += n
+	switch g.scope {
+	case scopeHostname:
+		h.inc(g.id, n, owners)
+	case scopeZone:
+		if h.zone >= 0 {
+			g.zone[h.zone] += n
+			g.owners[h.zone] += owners
+		}
+	}
+}
+
+// round places every class that still has pods using its r-th variant.
+func (s *solver) round(r int) {
+	var active []*podClass
+	for _, c := range s.classes {
+		if len(s.state[c].left) > 0 && r < len(c.variants) {
+			active = append(active, c)
+		}
+	}
+	if len(active) == 0 {
+		return
+	}
+	// Classes that need other pods' presence (pod affinity) go last so the
+	// pods they follow are already placed; then larger pods first.
+	sort.SliceStable(active, func(i, j int) bool {
+		ai, aj := hasAffinity(active[i].variants[r]), hasAffinity(active[j].variants[r])
+		if ai != aj {
+			return !ai
+		}
+		a, b := active[i].req, active[j].req
+		if a[dimCPU] != b[dimCPU] {
+			return a[dimCPU] > b[dimCPU]
+		}
+		if a[dimMemory] != b[dimMemory] {
+			return a[dimMemory] > b[dimMemory]
+		}
+		return active[i].id < active[j].id
+	})
+	for _, c := range active {
+		v := c.variants[r]
+		if v.fits == nil {
+			v.fits = make([]*poolFit, len(s.pools))
+			for i, p := range s.pools {
+				v.fits[i] = s.fitPool(c, v, p)
+			}
+		}
+		if c.zoneRelevant {
+			s.planZones(c, v)
+		}
+	}
+	for _, c := range active {
+		s.placeOnNodes(c, c.variants[r])
+	}
+	for _, p := range s.pools {
+		var items []*item
+		for _, c := range active {
+			v := c.variants[r]
+			if len(s.state[c].left) > 0 && v.fits[p.idx].ok {
+				items = append(items, &item{c: c, v: v, f: v.fits[p.idx], st: s.state[c]})
+			}
+		}
+		if len(items) > 0 {
+			s.pack(p, items)
+		}
+	}
+	for _, g := range s.topo.groups {
+		clear(g.planned)
+	}
+	for _, c := range active {
+		st := s.state[c]
+		st.quota, st.planned = nil, false
+	}
+}
+
+func hasAffinity(v *variant) bool {
+	for _, k := range v.constraints {
+		if k.kind == kindAffinity {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *solver) nodeCompatible(c *podClass, v *variant, n *nodeState) bool {
+	if ok, seen := n.compat[v]; seen {
+		return ok
+	}
+	ok := !n.n.MarkedForDeletion && v.unsupported == ""
+	if ok {
+		match, err := nodeaffinity.GetRequiredNodeAffinity(c.rep).Match(n.node)
+		ok = err == nil && match && v.reqs.Matches(n.n.Labels)
+	}
+	if ok {
+		_, untolerated := findUntolerated(n.node.Spec.Taints, c.rep.Spec.Tolerations)
+		ok = !untolerated
+	}
+	n.compat[v] = ok
+	return ok
+}
+
+// placeOnNodes binds as many of the class's pods as fit to existing nodes,
+// first fit in node order (registered nodes before in-flight claims).
+func (s *solver) placeOnNodes(c *podClass, v *variant) {
+	st := s.state[c]
+	for _, n := range s.nodes {
+		if len(st.left) == 0 {
+			return
+		}
+		if !s.nodeCompatible(c, v, n) {
+			continue
+		}
+		for len(st.left) > 0 && c.req.fits(n.free) && s.canHost(c, v, &n.host, n.zone) {
+			p := st.left[0]
+			st.left = st.left[1:]
+			n.free.sub(c.req)
+			s.record(c, v, &n.host, n.zone)
+			s.noms = append(s.noms, Nomination{Pod: p, Node: n.n.Name})
+		}
+	}
+}
+
+// canHost checks topology, inverse anti-affinity and host ports for one more
+// pod of c on h, whose zone is z (-1 when not yet pinned; the caller pins).
+func (s *solver) canHost(c *podClass, v *variant, h *host, z int) bool {
+	st := s.state[c]
+	if st.quota != nil {
+		if z < 0 || st.quota[z] == 0 {
+			return false
+		}
+	}
+	for _, k := range v.constraints {
+		g := k.g
+		if g.scope != scopeHostname {
+			continue
+		}
+		n, _ := h.count(g.id)
+		switch k.kind {
+		case kindSpread:
+			self := int32(0)
+			if k.self {
+				self = 1
+			}
+			if n+self > k.maxSkew {
+				return false
+			}
+		case kindAntiAffinity:
+			if n > 0 {
+				return false
+			}
+		case kindAffinity:
+			if n == 0 && !(g.total == 0 && k.self) {
+				return false
+			}
+		}
+	}
+	for _, gi := range c.matches {
+		g := s.topo.groups[gi]
+		if !g.hasOwner {
+			continue
+		}
+		switch g.scope {
+		case scopeHostname:
+			if _, owners := h.count(gi); owners > 0 {
+				return false
+			}
+		case scopeZone:
+			if z >= 0 && g.owners[z] > 0 {
+				return false
+			}
+		}
+	}
+	if len(c.ports) > 0 && portsConflict(c.ports, h.ports) {
+		return false
+	}
+	return true
+}
+
+// record counts one placed pod of c on h in zone z.
+func (s *solver) record(c *podClass, v *variant, h *host, z int) {
+	st := s.state[c]
+	if st.quota != nil && z >= 0 && st.quota[z] > 0 {
+		st.quota[z]--
+	}
+	for _, gi := range c.matches {
+		g := s.topo.groups[gi]
+		g.total++
+		switch g.scope {
+		case scopeHostname:
+			h.inc(gi, 1, 0)
+		case scopeZone:
+			if z >= 0 {
+				g.zone[z]++
+				if st.planned && g.planned[z] > 0 {
+					g.planned[z]--
+				}
+			}
+		}
+	}
+	for _, k := range v.constraints {
+		if k.kind != kindAntiAffinity || !k.required {
+			continue
+		}
+		switch k.g.scope {
+		case scopeHostname:
+			h.inc(k.g.id, 0, 1)
+		case scopeZone:
+			if z >= 0 {
+				k.g.owners[z]++
+			}
+		}
+	}
+	if len(c.ports) > 0 {
+		h.ports = append(h.ports, c.ports...)
+	}
+}
+
+func (st *classState) note(why string) {
+	for _, w := range st.why {
+		if w == why {
+			return
+		}
+	}
+	st.why = append(st.why, why)
+}
+
+func joinReasons(rs []string) string { return strings.Join(rs, "; ") }

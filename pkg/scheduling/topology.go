@@ -1,0 +1,204 @@
+package scheduling
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+)
+
+type constraintKind int
+
+const (
+	kindSpread constraintKind = iota
+	kindAffinity
+	kindAntiAffinity
+)
+
+func (k constraintKind) String() string {
+	switch k {
+	case kindSpread:
+		return "topology spread"
+	case kindAffinity:
+		return "pod affinity"
+	default:
+		return "pod anti-affinity"
+	}
+}
+
+type scope int
+
+const (
+	scopeHostname scope = iota
+	scopeZone
+	scopeOther
+)
+
+func scopeOf(key string) scope {
+	switch key {
+	case corev1.LabelHostname:
+		return scopeHostname
+	case corev1.LabelTopologyZone:
+		return scopeZone
+	default:
+		return scopeOther
+	}
+}
+
+// group counts the pods matching one (namespaces, selector) pair in the
+// domains of one topology key. Spread, affinity and anti-affinity terms with
+// the same selector share a group; owners counts only the pods carrying a
+// required anti-affinity term on it, for the symmetric check.
+type group struct {
+	id       int
+	key      string
+	scope    scope
+	allNS    bool
+	ns       []string // sorted
+	sel      labels.Selector
+	desc     string
+	zone     []int32 // matching pods per zone index
+	owners   []int32 // anti-affinity owners per zone index
+	total    int32   // matching pods anywhere
+	planned  []int32 // zone quotas handed out this round, not yet placed
+	hasOwner bool
+}
+
+func (g *group) matches(ns string, lbls map[string]string) bool {
+	if !g.allNS {
+		i := sort.SearchStrings(g.ns, ns)
+		if i >= len(g.ns) || g.ns[i] != ns {
+			return false
+		}
+	}
+	return g.sel.Matches(labels.Set(lbls))
+}
+
+// constraint is one topology rule a variant enforces.
+type constraint struct {
+	kind       constraintKind
+	g          *group
+	maxSkew    int32
+	minDomains int32
+	self       bool // the class's own pods count in g
+	// honorTaints: nodeTaintsPolicy=Honor (spread only).
+	honorTaints bool
+	required    bool
+	text        string
+}
+
+type topology struct {
+	zones  []string
+	zoneIx map[string]int
+	groups []*group
+	byKey  map[string]*group
+}
+
+func newTopology(zones []string) *topology {
+	t := &topology{zones: zones, zoneIx: map[string]int{}, byKey: map[string]*group{}}
+	for i, z := range zones {
+		t.zoneIx[z] = i
+	}
+	return t
+}
+
+func (t *topology) zoneOf(lbls map[string]string) int {
+	if z, ok := lbls[corev1.LabelTopologyZone]; ok {
+		if i, ok := t.zoneIx[z]; ok {
+			return i
+		}
+	}
+	return -1
+}
+
+// groupFor interns the group for a term of pod p.
+func (t *topology) groupFor(p *corev1.Pod, key string, sel *metav1.LabelSelector, namespaces []string, nsSel *metav1.LabelSelector, matchKeys, mismatchKeys []string) (*group, error) {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return nil, fmt.Errorf("label selector of pod %s: %w", podKey(p), err)
+	}
+	if sel == nil {
+		s = labels.Nothing()
+	}
+	for _, k := range matchKeys {
+		if v, ok := p.Labels[k]; ok {
+			r, err := labels.NewRequirement(k, selection.In, []string{v})
+			if err == nil {
+				s = s.Add(*r)
+			}
+		}
+	}
+	for _, k := range mismatchKeys {
+		if v, ok := p.Labels[k]; ok {
+			r, err := labels.NewRequirement(k, selection.NotIn, []string{v})
+			if err == nil {
+				s = s.Add(*r)
+			}
+		}
+	}
+	allNS := nsSel != nil // a namespace selector is evaluated as "all namespaces" (no namespace labels here)
+	ns := []string{}
+	if !allNS {
+		ns = append(ns, namespaces...)
+		if len(ns) == 0 {
+			ns = append(ns, p.Namespace)
+		}
+		ns = sortedUnique(ns)
+	}
+	nsText := "*"
+	if !allNS {
+		nsText = strings.Join(ns, ",")
+	}
+	id := key + "|" + nsText + "|" + s.String()
+	if g, ok := t.byKey[id]; ok {
+		return g, nil
+	}
+	g := &group{
+		id: len(t.groups), key: key, scope: scopeOf(key), allNS: allNS, ns: ns, sel: s,
+		desc:    fmt.Sprintf("%s on %s", s.String(), key),
+		zone:    make([]int32, len(t.zones)),
+		owners:  make([]int32, len(t.zones)),
+		planned: make([]int32, len(t.zones)),
+	}
+	t.byKey[id] = g
+	t.groups = append(t.groups, g)
+	return g, nil
+}
+
+// hostCount is one group's tally on one node or planned claim.
+type hostCount struct {
+	g      int32
+	n      int32
+	owners int32
+}
+
+// host is the topology-visible state of an existing node or a planned claim.
+type host struct {
+	counts []hostCount
+	ports  []hostPort
+	zone   int // zone index, -1 while a claim is not pinned
+}
+
+func (h *host) count(g int) (n, owners int32) {
+	for i := range h.counts {
+		if int(h.counts[i].g) == g {
+			return h.counts[i].n, h.counts[i].owners
+		}
+	}
+	return 0, 0
+}
+
+func (h *host) inc(g int, n, owners int32) {
+	for i := range h.counts {
+		if int(h.counts[i].g) == g {
+			h.counts[i].n += n
+			h.counts[i].owners += owners
+			return
+		}
+	}
+	h.counts = append(h.counts, hostCount{g: int32(g), n: n, owners: owners})
+}
