@@ -341,8 +341,21 @@ func (s *solver) fill(b *bin, items []*item, capToCur bool) {
 // with the best price per resource; a small tail picks the cheapest type
 // that holds all of it.
 func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
-	best, bestCost, bestRatio := -1, math.Inf(1), 0.0
+	// The demand is what the items sharing types with the anchor still need,
+	// in the dimensions the anchor asks for (a cpu pod's bin is not sized
+	// for another class's GPUs).
 	demand := make(vec, s.d.n())
+	for _, it := range items {
+		if len(it.st.left) == 0 || !intersects(it.f.types, anchor.f.types) {
+			continue
+		}
+		for d, r := range it.c.req {
+			if anchor.c.req[d] > 0 {
+				demand[d] += r * int64(len(it.st.left))
+			}
+		}
+	}
+	best, bestCost, bestRatio := -1, math.Inf(1), 0.0
 	for ti, pt := range p.types {
 		if !anchor.f.types.has(ti) || pt.slots&anchor.f.slots == 0 {
 			continue
@@ -358,14 +371,6 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 				continue
 			}
 		}
-		clear(demand)
-		for _, it := range items {
-			if len(it.st.left) > 0 && it.f.types.has(ti) {
-				for d, r := range it.c.req {
-					demand[d] += r * int64(len(it.st.left))
-				}
-			}
-		}
 		ratio := 0.0
 		for d, x := range demand {
 			if x > 0 {
@@ -379,7 +384,7 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 			}
 		}
 		cost := price * math.Max(1, ratio)
-		if cost < bestCost-1e-12 || math.Abs(cost-bestCost) <= 1e-12 && ratio < bestRatio {
+		if cost < bestCost*(1-1e-9) || cost <= bestCost*(1+1e-9) && ratio < bestRatio {
 			best, bestCost, bestRatio = ti, cost, ratio
 		}
 	}
@@ -387,4 +392,13 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 		anchor.st.note(fmt.Sprintf("pool %q: no instance type within the pool's limits fits", p.np.Name))
 	}
 	return best
+}
+
+func intersects(a, b bitset) bool {
+	for i := range a {
+		if a[i]&b[i] != 0 {
+			return true
+		}
+	}
+	return false
 }

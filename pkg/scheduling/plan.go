@@ -53,7 +53,7 @@ func (s *solver) plan() *Plan {
 				}
 			}
 		}
-		claim, err := s.claimFor(b, budget)
+		claim, maxCap, err := s.claimFor(b, budget)
 		if err != nil {
 			for _, pod := range b.pods {
 				failed = append(failed, PodError{Pod: pod, Reason: fmt.Sprintf("cannot place pod %s: %v", podKey(pod), err)})
@@ -62,11 +62,7 @@ func (s *solver) plan() *Plan {
 		}
 		if budget != nil {
 			for d := range p.limit {
-				maxCap := int64(0)
-				for _, o := range claim.Options {
-					maxCap = max(maxCap, capacityOf(s, o, d))
-				}
-				base[p.idx][d] += maxCap
+				base[p.idx][d] += maxCap[d]
 			}
 		}
 		n++
@@ -88,10 +84,6 @@ func (s *solver) plan() *Plan {
 	return out
 }
 
-func capacityOf(s *solver, o LaunchOption, d int) int64 {
-	v := s.d.fromList(o.InstanceType.Capacity)
-	return v[d]
-}
 
 func (s *solver) explain(c *podClass, st *classState) string {
 	last := c.variants[len(c.variants)-1]
@@ -124,58 +116,83 @@ func (s *solver) explain(c *podClass, st *classState) string {
 // slots, within the limit budget, cheapest first. Only the capacity type of
 // the cheapest option is kept (spot when spot is allowed and cheaper); the
 // provider falls back to on-demand itself when spot is short.
-func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, error) {
+func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 	p := b.p
-	var opts []LaunchOption
+	within := func(pt *poolType) bool {
+		if !b.used.fits(pt.alloc) {
+			return false
+		}
+		for d := range budget {
+			if pt.capacity[d] > budget[d] {
+				return false
+			}
+		}
+		return true
+	}
+	// The cheapest option decides the capacity type.
+	ctSlots := uint64(0)
 	for ti, pt := range p.types {
-		if !b.types.has(ti) || !b.used.fits(pt.alloc) {
+		if !b.types.has(ti) || pt.slots&b.slots == 0 || !within(pt) {
 			continue
 		}
-		if budget != nil {
-			over := false
-			for d := range budget {
-				if pt.capacity[d] > budget[d] {
-					over = true
-				}
-			}
-			if over {
-				continue
+		best := -1
+		for si := range s.slots.ct {
+			if pt.slots&b.slots&(1<<si) != 0 && (best < 0 || pt.price[si] < pt.price[best]) {
+				best = si
 			}
 		}
+		ct := s.slots.ct[best]
+		ctSlots = s.slotMask(func(i int) bool { return s.slots.ct[i] == ct })
+		break
+	}
+	if ctSlots == 0 {
+		return nil, nil, fmt.Errorf("pool %q: no instance type fits its share within the pool's limits", p.np.Name)
+	}
+	// Types are in order of their cheapest offering, so once the list holds
+	// max options no dearer than the next type's cheapest, it is final.
+	maxN := s.opts.MaxOptionsPerClaim
+	var opts []LaunchOption
+	maxCap := make(vec, s.d.n())
+	byType := map[*poolType]struct{}{}
+	var used []*poolType
+	for ti, pt := range p.types {
+		if len(opts) >= maxN {
+			sortOptions(opts)
+			opts = opts[:maxN]
+			if opts[maxN-1].Price <= pt.minPrice {
+				break
+			}
+		}
+		if !b.types.has(ti) || pt.slots&b.slots&ctSlots == 0 || !within(pt) {
+			continue
+		}
 		for si := range s.slots.ct {
-			if pt.slots&b.slots&(1<<si) == 0 {
+			if pt.slots&b.slots&ctSlots&(1<<si) == 0 {
 				continue
 			}
 			opts = append(opts, LaunchOption{InstanceType: pt.it, Zone: s.topo.zones[s.slots.zone[si]], CapacityType: s.slots.ct[si], Price: pt.price[si]})
 		}
+		if _, ok := byType[pt]; !ok {
+			byType[pt] = struct{}{}
+			used = append(used, pt)
+		}
 	}
-	if len(opts) == 0 {
-		return nil, fmt.Errorf("pool %q: no instance type fits its share within the pool's limits", p.np.Name)
+	sortOptions(opts)
+	if len(opts) > maxN {
+		opts = opts[:maxN]
 	}
-	sort.SliceStable(opts, func(i, j int) bool {
-		a, c := opts[i], opts[j]
-		if a.Price != c.Price {
-			return a.Price < c.Price
-		}
-		if a.InstanceType.Name != c.InstanceType.Name {
-			return a.InstanceType.Name < c.InstanceType.Name
-		}
-		if a.Zone != c.Zone {
-			return a.Zone < c.Zone
-		}
-		return a.CapacityType < c.CapacityType
-	})
-	ct := opts[0].CapacityType
-	kept := opts[:0]
+	kept := map[string]struct{}{}
 	for _, o := range opts {
-		if o.CapacityType == ct {
-			kept = append(kept, o)
+		kept[o.InstanceType.Name] = struct{}{}
+	}
+	for _, pt := range used {
+		if _, ok := kept[pt.it.Name]; ok {
+			for d := range maxCap {
+				maxCap[d] = max(maxCap[d], pt.capacity[d])
+			}
 		}
 	}
-	opts = kept
-	if len(opts) > s.opts.MaxOptionsPerClaim {
-		opts = opts[:s.opts.MaxOptionsPerClaim]
-	}
+	ct := opts[0].CapacityType
 	reqs := p.reqs.Clone()
 	reqs.AddAll(b.custom)
 	var typeNames, zones []string
@@ -208,7 +225,7 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, error) {
 			}
 		}
 		if len(distinct) < *r.MinValues {
-			return nil, fmt.Errorf("pool %q: minValues %d for %s but only %d values fit the pods", p.np.Name, *r.MinValues, k, len(distinct))
+			return nil, nil, fmt.Errorf("pool %q: minValues %d for %s but only %d values fit the pods", p.np.Name, *r.MinValues, k, len(distinct))
 		}
 	}
 	labels := map[string]string{}
@@ -238,5 +255,21 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, error) {
 		Labels:        labels,
 		Taints:        append([]corev1.Taint(nil), p.np.Taints...),
 		StartupTaints: append([]corev1.Taint(nil), p.np.StartupTaints...),
-	}, nil
+	}, maxCap, nil
+}
+
+func sortOptions(opts []LaunchOption) {
+	sort.SliceStable(opts, func(i, j int) bool {
+		a, c := opts[i], opts[j]
+		if a.Price != c.Price {
+			return a.Price < c.Price
+		}
+		if a.InstanceType.Name != c.InstanceType.Name {
+			return a.InstanceType.Name < c.InstanceType.Name
+		}
+		if a.Zone != c.Zone {
+			return a.Zone < c.Zone
+		}
+		return a.CapacityType < c.CapacityType
+	})
 }

@@ -1,0 +1,68 @@
+package scheduling
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+)
+
+var benchSizes = []int{100, 1000, 5000, 20000}
+
+func totalRequests(pods []*corev1.Pod) (cpu, mem int64) {
+	for _, p := range pods {
+		for _, c := range p.Spec.Containers {
+			cpu += c.Resources.Requests.Cpu().MilliValue()
+			mem += c.Resources.Requests.Memory().Value()
+		}
+	}
+	return cpu, mem
+}
+
+func runSolveBench(b *testing.B, types []*catalog.InstanceType, pods []*corev1.Pod, lp bool) {
+	in := Input{Pods: pods, NodePools: []*NodePool{defaultPool(types)}}
+	var plan *Plan
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var err error
+		plan, err = Solve(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if len(plan.Unschedulable) > 0 {
+		b.Fatalf("%d pods unschedulable: %s", len(plan.Unschedulable), plan.Unschedulable[0].Reason)
+	}
+	b.ReportMetric(float64(len(pods))*float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+	b.ReportMetric(float64(len(plan.NewClaims)), "nodes")
+	b.ReportMetric(plan.Cost(), "usd/h")
+	if lp {
+		cpu, mem := totalRequests(pods)
+		b.ReportMetric(plan.Cost()/CostLowerBound(types, cpu, mem), "lp-ratio")
+	}
+}
+
+// BenchmarkSolve runs the workload of Karpenter's scheduling benchmark
+// (400 types, five equal groups of plain, zone-spread, hostname-spread,
+// zone-affinity and hostname anti-affinity pods) so figures compare.
+func BenchmarkSolve(b *testing.B) {
+	types := benchTypes(400)
+	for _, n := range benchSizes {
+		pods := mixedPods(n, 42)
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) { runSolveBench(b, types, pods, false) })
+	}
+}
+
+// BenchmarkSolvePlain packs plain pods only and reports the cost against
+// the LP lower bound.
+func BenchmarkSolvePlain(b *testing.B) {
+	types := benchTypes(400)
+	for _, n := range benchSizes {
+		pods := plainPods(n, 42)
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) { runSolveBench(b, types, pods, true) })
+	}
+}
