@@ -158,16 +158,25 @@ func TestLabelsFor(t *testing.T) {
 
 // Every label of every catalog type must be something the API server accepts.
 func TestAllLabelsAreValid(t *testing.T) {
-	for _, it := range mustLoad(t, Options{IncludePreviousGeneration: true}).Types() {
-		for _, o := range it.Offerings {
-			for k, v := range it.LabelsFor(o) {
-				if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-					t.Errorf("%s: key %q: %v", it.Name, k, errs)
-				}
-				if errs := validation.IsValidLabelValue(v); len(errs) > 0 || v == "" {
-					t.Errorf("%s: %s=%q: %v", it.Name, k, v, errs)
-				}
+	check := func(it *InstanceType, labels map[string]string) {
+		for k, v := range labels {
+			if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+				t.Errorf("%s: key %q: %v", it.Name, k, errs)
 			}
+			if errs := validation.IsValidLabelValue(v); len(errs) > 0 || v == "" {
+				t.Errorf("%s: %s=%q: %v", it.Name, k, v, errs)
+			}
+		}
+	}
+	for _, it := range mustLoad(t, Options{IncludePreviousGeneration: true}).Types() {
+		check(it, it.Labels)
+		// Offerings add only zone and capacity type; check those per offering.
+		for _, o := range it.Offerings {
+			all := it.LabelsFor(o)
+			check(it, map[string]string{
+				corev1.LabelTopologyZone: all[corev1.LabelTopologyZone],
+				nsv1.LabelCapacityType:   all[nsv1.LabelCapacityType],
+			})
 		}
 	}
 }

@@ -106,7 +106,9 @@ func extendedResources(spec *Spec) map[corev1.ResourceName]int64 {
 }
 
 // overhead is kube-reserved (EKS formulas, user keys win), system-reserved
-// (the user's only) and the hard eviction thresholds.
+// (the user's only) and the hard eviction thresholds. The per-pod memory
+// reservation uses the effective pod limit (after maxPods and podsPerCore),
+// so raising maxPods costs memory, as it does on the node.
 func overhead(spec *Spec, opts *Options, capacity corev1.ResourceList, pods int64) Overhead {
 	kube := corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewMilliQuantity(kubeReservedCPUMillis(spec.VCPUs), resource.DecimalSI),

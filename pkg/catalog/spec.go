@@ -71,7 +71,8 @@ type Spec struct {
 	MaxPodsENIFormula int `json:"max_pods_eni_formula"`
 
 	PreviousGeneration bool `json:"likely_previous_generation"`
-	// OfferedInRegion is true when the region has an on-demand Linux price.
+	// OfferedInRegion is true when the region has an on-demand Linux price
+	// (the snapshot's region is us-east-1; live specs mean the provider's).
 	OfferedInRegion bool `json:"offered_in_us_east_1"`
 	// SupportedUsageClasses holds "on-demand" and/or "spot".
 	SupportedUsageClasses []string `json:"supported_usage_classes"`
