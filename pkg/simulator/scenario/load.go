@@ -60,6 +60,7 @@ func (s *Scenario) Default() {
 	}
 	setDur(&w.BootDelay, 40*time.Second)
 	setDur(&w.PodStartDelay, 2*time.Second)
+	setDur(&w.ShutdownDelay, 30*time.Second)
 	for i := range s.NodePools {
 		defaultNodePool(&s.NodePools[i])
 	}

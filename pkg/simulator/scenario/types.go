@@ -53,6 +53,9 @@ type World struct {
 	Pools []PoolOverride `json:"pools,omitempty"`
 	// BootDelay is from launch until the node is Ready (default 40s).
 	BootDelay metav1.Duration `json:"bootDelay,omitempty"`
+	// ShutdownDelay is how long a terminated instance stays shutting-down
+	// before it is gone (default 30s). Billing stops when it starts.
+	ShutdownDelay metav1.Duration `json:"shutdownDelay,omitempty"`
 	// PodStartDelay is from binding until the pod is Running (default 2s).
 	PodStartDelay metav1.Duration `json:"podStartDelay,omitempty"`
 }

@@ -1,0 +1,83 @@
+package output
+
+import (
+	"bytes"
+	"image/png"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testResult() *Result {
+	return &Result{
+		Scenario: "lab", Seed: 7, Duration: 10 * time.Minute,
+		Samples: []Sample{
+			{T: 0, QueueVisible: 1000, DesiredReplicas: 20, PendingPods: 20, NodesOnDemand: 2, CostPerHour: 0.192},
+			{T: 5 * time.Second, QueueVisible: 990, QueueInFlight: 10, DesiredReplicas: 20, RunningPods: 10, PendingPods: 10, NodesSpot: 3, NodesOnDemand: 2, CostPerHour: 0.31234567},
+		},
+		Launches: []Launch{
+			{NodeClaim: "spot-00001", Pool: "spot", InstanceType: "c6g.xlarge", Zone: "us-east-1a", CapacityType: "spot", Price: 0.05, OnDemandPrice: 0.136, LaunchedAt: 0, TerminatedAt: time.Hour, Terminated: true, Reason: "empty", Cost: 0.05},
+			{NodeClaim: "spot-00002", Pool: "spot", InstanceType: "c6g.xlarge", Zone: "us-east-1a", CapacityType: "spot", Price: 0.05, OnDemandPrice: 0.136, LaunchedAt: 0, TerminatedAt: 30 * time.Minute, Terminated: true, Reason: "empty", Cost: 0.025},
+			{NodeClaim: "spot-00003", Pool: "spot", InstanceType: "m7i.large", Zone: "us-east-1b", CapacityType: "on-demand", Price: 0.1008, OnDemandPrice: 0.1008, LaunchedAt: time.Minute, TerminatedAt: 10 * time.Minute},
+		},
+		Cost: 0.075, OnDemandCost: 0.3, QueueEmpty: Milestone{At: 5*time.Minute + 300*time.Millisecond, Reached: true},
+		LaunchFailures: map[string]int{"insufficient capacity": 2},
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteCSV(&b, testResult().Samples); err != nil {
+		t.Fatal(err)
+	}
+	want := CSVHeader + "\n" +
+		"0,1000,0,20,0,20,0,2,0.1920\n" +
+		"5,990,10,20,10,10,3,2,0.3123\n"
+	if got := b.String(); got != want {
+		t.Errorf("csv =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestWriteReport(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteReport(&b, testResult()); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		"| nodes launched | 3 |",
+		"| instance types | c6g.xlarge, m7i.large |",
+		"| time to queue empty | 5m0s |",
+		"| time back to base (no Nodesmith node left) | not reached |",
+		"| saving | 75.0% |",
+		"| c6g.xlarge | us-east-1a | spot | 2 | 0.0500 | 0.1360 | 1.500 | $0.0750 |",
+		"| insufficient capacity | 2 |",
+		"| spot-00003 | spot | m7i.large | us-east-1b | on-demand | 1m0s | still running |  |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestWriteSummary(t *testing.T) {
+	var b bytes.Buffer
+	WriteSummary(&b, testResult())
+	if got := b.String(); !strings.Contains(got, "nodes launched  3 (c6g.xlarge, m7i.large)") || !strings.Contains(got, "75.0% saved") {
+		t.Errorf("summary = %s", got)
+	}
+}
+
+func TestWritePNG(t *testing.T) {
+	var b bytes.Buffer
+	if err := WritePNG(&b, "lab", testResult().Samples); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&b)
+	if err != nil {
+		t.Fatalf("decoding chart: %v", err)
+	}
+	if got := img.Bounds().Size(); got.X != 1200 || got.Y != 1000 {
+		t.Errorf("chart size = %v, want 1200x1000", got)
+	}
+}

@@ -1,0 +1,133 @@
+package output
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// launchGroup is the launches of one (type, zone, capacity type, price).
+type launchGroup struct {
+	InstanceType, Zone, CapacityType string
+	Price, OnDemandPrice             float64
+	Count                            int
+	Hours, Cost                      float64
+}
+
+func groupLaunches(ls []Launch) []launchGroup {
+	idx := map[string]int{}
+	var out []launchGroup
+	for _, l := range ls {
+		key := fmt.Sprintf("%s|%s|%s|%.6f", l.InstanceType, l.Zone, l.CapacityType, l.Price)
+		i, ok := idx[key]
+		if !ok {
+			i = len(out)
+			idx[key] = i
+			out = append(out, launchGroup{InstanceType: l.InstanceType, Zone: l.Zone, CapacityType: l.CapacityType, Price: l.Price, OnDemandPrice: l.OnDemandPrice})
+		}
+		out[i].Count++
+		out[i].Hours += l.Hours()
+		out[i].Cost += l.Cost
+	}
+	slices.SortFunc(out, func(a, b launchGroup) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.InstanceType, b.InstanceType),
+			cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.CapacityType, b.CapacityType))
+	})
+	return out
+}
+
+// Savings is the share of the on-demand cost not paid, in percent.
+func (r *Result) Savings() float64 {
+	if r.OnDemandCost == 0 {
+		return 0
+	}
+	return 100 * (1 - r.Cost/r.OnDemandCost)
+}
+
+// InstanceTypes are the distinct launched types, sorted.
+func (r *Result) InstanceTypes() []string {
+	var ts []string
+	for _, l := range r.Launches {
+		ts = append(ts, l.InstanceType)
+	}
+	slices.Sort(ts)
+	return slices.Compact(ts)
+}
+
+// WriteReport writes report.md.
+func WriteReport(w io.Writer, r *Result) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	p("# Simulation report: %s\n\n", r.Scenario)
+	if r.Description != "" {
+		p("%s\n\n", strings.TrimSpace(r.Description))
+	}
+	p("Seed %d, %s of virtual time. The timeline is in `timeline.csv` and drawn in `timeline.png`.\n\n", r.Seed, FormatDuration(r.Duration))
+
+	p("## Key figures\n\n| figure | value |\n|---|---|\n")
+	p("| nodes launched | %d |\n", len(r.Launches))
+	p("| instance types | %s |\n", strings.Join(r.InstanceTypes(), ", "))
+	p("| pods created | %d |\n", r.PodsCreated)
+	p("| time to first new pod running | %s |\n", r.FirstPodRunning)
+	p("| time to all pods running | %s |\n", r.AllPodsRunning)
+	p("| time to queue empty | %s |\n", r.QueueEmpty)
+	p("| time back to base (no Nodesmith node left) | %s |\n", r.BackToBase)
+	p("| cost of launched nodes | $%.4f |\n", r.Cost)
+	p("| same instance types and hours on demand | $%.4f |\n", r.OnDemandCost)
+	p("| saving | %.1f%% |\n", r.Savings())
+	p("| system nodes over the run | $%.4f |\n\n", r.SystemCost)
+
+	p("## What was launched\n\n")
+	if len(r.Launches) == 0 {
+		p("Nothing.\n\n")
+	} else {
+		p("| instance type | zone | capacity type | count | $/h | on-demand $/h | node-hours | cost |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+		for _, g := range groupLaunches(r.Launches) {
+			p("| %s | %s | %s | %d | %.4f | %.4f | %.3f | $%.4f |\n", g.InstanceType, g.Zone, g.CapacityType, g.Count, g.Price, g.OnDemandPrice, g.Hours, g.Cost)
+		}
+		p("\n")
+	}
+	if len(r.LaunchFailures) > 0 {
+		p("## Launch failures\n\n| reason | count |\n|---|---:|\n")
+		keys := make([]string, 0, len(r.LaunchFailures))
+		for k := range r.LaunchFailures {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			p("| %s | %d |\n", k, r.LaunchFailures[k])
+		}
+		p("\n")
+	}
+	if len(r.Notes) > 0 {
+		p("## Decisions worth a look\n\n")
+		for _, n := range r.Notes {
+			p("- %s\n", n)
+		}
+		p("\n")
+	}
+	p("## Nodes\n\n| nodeclaim | pool | type | zone | capacity | launched | gone | why |\n|---|---|---|---|---|---|---|---|\n")
+	for _, l := range r.Launches {
+		gone := "still running"
+		if l.Terminated {
+			gone = FormatDuration(l.TerminatedAt)
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", l.NodeClaim, l.Pool, l.InstanceType, l.Zone, l.CapacityType, FormatDuration(l.LaunchedAt), gone, l.Reason)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
+
+// WriteSummary writes the few lines printed on stdout at the end of a run.
+func WriteSummary(w io.Writer, r *Result) {
+	fmt.Fprintf(w, "scenario %s (seed %d, %s virtual)\n", r.Scenario, r.Seed, FormatDuration(r.Duration))
+	fmt.Fprintf(w, "  nodes launched  %d (%s)\n", len(r.Launches), strings.Join(r.InstanceTypes(), ", "))
+	fmt.Fprintf(w, "  first pod       %s\n  all pods        %s\n  queue empty     %s\n  back to base    %s\n",
+		r.FirstPodRunning, r.AllPodsRunning, r.QueueEmpty, r.BackToBase)
+	fmt.Fprintf(w, "  cost            $%.4f (on demand $%.4f, %.1f%% saved)\n", r.Cost, r.OnDemandCost, r.Savings())
+}

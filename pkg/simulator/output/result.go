@@ -1,0 +1,91 @@
+package output
+
+import "time"
+
+// Sample is one timeline row: the state of the run at T.
+type Sample struct {
+	T               time.Duration
+	QueueVisible    int64
+	QueueInFlight   int64
+	DesiredReplicas int
+	RunningPods     int
+	PendingPods     int
+	NodesSpot       int
+	NodesOnDemand   int
+	// CostPerHour is the summed price of every instance alive at T.
+	CostPerHour float64
+}
+
+// Launch is one instance Nodesmith launched (system nodes excluded).
+type Launch struct {
+	NodeClaim     string
+	Pool          string
+	InstanceType  string
+	Zone          string
+	CapacityType  string
+	Price         float64 // USD per hour paid
+	OnDemandPrice float64 // USD per hour of the same type on demand
+	LaunchedAt    time.Duration
+	// TerminatedAt is when the instance went away; equal to the run's end
+	// when it was still running.
+	TerminatedAt time.Duration
+	// Terminated is false when the instance outlived the run.
+	Terminated bool
+	// Reason says why it went away (empty, interrupted…).
+	Reason string
+	// Cost is what the instance cost (USD), price changes included.
+	Cost float64
+}
+
+// Hours the instance was paid for.
+func (l Launch) Hours() float64 { return (l.TerminatedAt - l.LaunchedAt).Hours() }
+
+// Milestone is a time that may never have been reached.
+type Milestone struct {
+	At      time.Duration
+	Reached bool
+}
+
+func (m Milestone) String() string {
+	if !m.Reached {
+		return "not reached"
+	}
+	return FormatDuration(m.At)
+}
+
+// Result is everything a run measured.
+type Result struct {
+	Scenario    string
+	Description string
+	Seed        int64
+	Duration    time.Duration
+	Samples     []Sample
+	Launches    []Launch
+	// LaunchFailures counts launch attempts that failed, by reason.
+	LaunchFailures map[string]int
+
+	PodsCreated int
+	// FirstPodRunning: the first workload pod that had to wait for a new node is Running.
+	FirstPodRunning Milestone
+	// AllPodsRunning: the first time every wanted pod was Running after the first scale-up.
+	AllPodsRunning Milestone
+	// QueueEmpty: the first time every queue had no visible and no in-flight message after messages were sent.
+	QueueEmpty Milestone
+	// BackToBase: the first time after the work that no Nodesmith node remained.
+	BackToBase Milestone
+
+	// Cost is what the launched instances cost (USD) over the run.
+	Cost float64
+	// OnDemandCost is what the same instance types for the same durations would have cost on demand.
+	OnDemandCost float64
+	// SystemCost is what the fixed system nodes cost over the run.
+	SystemCost float64
+
+	// Notes are notable decisions in time order (fallbacks, interruptions).
+	Notes []string
+}
+
+// FormatDuration prints 4m35s style durations, to the second.
+func FormatDuration(d time.Duration) string {
+	return d.Round(time.Second).String()
+}
