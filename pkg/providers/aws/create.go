@@ -1,0 +1,386 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/providers/aws/plan"
+	"github.com/nodesmith/nodesmith/pkg/providers/aws/userdata"
+)
+
+// Allocation strategies: price-capacity-optimized steers spot away from
+// shallow pools (fewer interruptions) at a small price cost; on-demand has
+// no interruption risk, so the cheapest wins.
+const (
+	spotStrategy     = ec2types.SpotAllocationStrategyPriceCapacityOptimized
+	onDemandStrategy = ec2types.FleetOnDemandAllocationStrategyLowestPrice
+)
+
+// Create launches the claim's instance. When every option of a CreateFleet
+// call fails for lack of capacity, the failed offerings are marked in the
+// ICE cache and the claim is retried at once with what is left (other spot
+// pools, then on-demand), up to MaxLaunchAttempts calls.
+func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.NodeClaim, error) {
+	nc, err := p.nodeClass(ctx, claim.Spec.NodeClassRef)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.resolveCached(ctx, nc)
+	if err != nil {
+		return nil, cloudprovider.NewNodeClassNotReadyError(err)
+	}
+	base, err := p.instanceTypes(ctx, nc, res)
+	if err != nil {
+		return nil, err
+	}
+	base = withImages(base, res.AMIs)
+	subnets := make([]plan.Subnet, 0, len(res.Subnets))
+	for _, s := range res.Subnets {
+		subnets = append(subnets, plan.Subnet{ID: s.ID, Zone: s.Zone, FreeIPs: s.FreeIPs})
+	}
+	log := p.log.WithValues("nodeclaim", claim.Name)
+	var failures []string
+	for attempt := 0; attempt < p.opts.MaxLaunchAttempts; attempt++ {
+		types := catalog.WithAvailability(base, p.ice)
+		pl, err := plan.Make(plan.Input{
+			Requirements: claim.Spec.Requirements, Requests: claim.Spec.Resources.Requests,
+			InstanceTypes: types, Subnets: subnets, MaxOptions: p.opts.MaxOverrides,
+		})
+		if errors.Is(err, plan.ErrNoOptions) {
+			return nil, cloudprovider.NewInsufficientCapacityError(withFailures(err, failures))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("planning the launch of %s: %w", claim.Name, err)
+		}
+		if pl.Note != "" {
+			log.Info("launch fallback", "reason", pl.Note, "attempt", attempt)
+		}
+		req, err := p.buildFleetRequest(ctx, claim, nc, res, pl)
+		if err != nil {
+			return nil, err
+		}
+		out, err := p.fleet.Add(ctx, hashJSON(req.input), req)
+		if err != nil {
+			return nil, fmt.Errorf("launching %s: %w", claim.Name, err)
+		}
+		retry, fatal := p.markFailures(pl, out.errs)
+		if out.instanceID != "" {
+			return p.launched(claim, res, pl, types, out), nil
+		}
+		for _, e := range out.errs {
+			failures = append(failures, fmt.Sprintf("%s %s: %s", e.Lifecycle, aws.ToString(e.ErrorCode), overrideName(e.LaunchTemplateAndOverrides)))
+		}
+		if fatal != nil {
+			return nil, fmt.Errorf("launching %s: %w", claim.Name, fatal)
+		}
+		if !retry {
+			return nil, fmt.Errorf("launching %s: the fleet launched nothing%s", claim.Name, failureText(failures))
+		}
+		log.Info("launch fallback", "reason", "insufficient capacity; retrying with the remaining offerings", "capacityType", pl.CapacityType, "attempt", attempt)
+	}
+	return nil, cloudprovider.NewInsufficientCapacityError(withFailures(errors.New("every launch attempt ran out of capacity"), failures))
+}
+
+// withImages keeps the types an image can boot (one AMI per architecture).
+func withImages(types []*catalog.InstanceType, amis []awsv1.AMI) []*catalog.InstanceType {
+	archs := map[string]bool{}
+	for _, a := range amis {
+		archs[a.Architecture] = true
+	}
+	out := make([]*catalog.InstanceType, 0, len(types))
+	for _, it := range types {
+		if archs[it.Arch] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func imageFor(amis []awsv1.AMI, arch string) string {
+	for _, a := range amis {
+		if a.Architecture == arch {
+			return a.ID
+		}
+	}
+	return ""
+}
+
+// nodeLabels are the labels the kubelet registers with: the claim's, minus
+// the per-node ones (they would make every template unique), plus the
+// capacity type, which is the same for every option of one launch.
+func nodeLabels(claim *nsv1.NodeClaim, capacityType string) map[string]string {
+	out := map[string]string{}
+	for k, v := range claim.Labels {
+		switch k {
+		case nsv1.LabelNodeClaim, corev1.LabelHostname, nsv1.LabelRegistered, nsv1.LabelInitialized:
+			continue
+		}
+		out[k] = v
+	}
+	out[nsv1.LabelCapacityType] = capacityType
+	return out
+}
+
+func nodeTaints(claim *nsv1.NodeClaim) []corev1.Taint {
+	out := append([]corev1.Taint{nsv1.UnregisteredTaint}, claim.Spec.Taints...)
+	return append(out, claim.Spec.StartupTaints...)
+}
+
+// buildFleetRequest renders the launch templates (one per architecture
+// among the options) and the CreateFleet input for a plan.
+func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *Resolved, pl plan.Plan) (fleetRequest, error) {
+	custom := ""
+	if nc.Spec.UserData != nil {
+		custom = *nc.Spec.UserData
+	}
+	ud, err := userdata.Render(userdata.Options{
+		Family: res.Family, ClusterName: p.cluster.Name, Endpoint: p.cluster.Endpoint, CABundle: p.cluster.CABundle,
+		Labels: nodeLabels(claim, pl.CapacityType), Taints: nodeTaints(claim), Kubelet: nc.Spec.Kubelet, Custom: custom,
+	})
+	if err != nil {
+		return fleetRequest{}, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("rendering user data: %w", err))
+	}
+	pool := claim.Labels[nsv1.LabelNodePool]
+	common := map[string]string{}
+	for k, v := range nc.Spec.Tags {
+		common[k] = v
+	}
+	common[awsv1.TagCluster] = p.cluster.Name
+	common[awsv1.TagNodePool] = pool
+	common[awsv1.LabelEC2NodeClass] = nc.Name
+	groups := make([]string, 0, len(res.SecurityGroups))
+	for _, g := range res.SecurityGroups {
+		groups = append(groups, g.ID)
+	}
+	bds := nc.Spec.BlockDeviceMappings
+	if len(bds) == 0 {
+		bds = defaultBlockDevices(res.Family)
+	}
+	ltTags := map[string]string{}
+	for k, v := range nc.Spec.Tags {
+		ltTags[k] = v
+	}
+	ltTags[awsv1.TagCluster] = p.cluster.Name
+	// Options stay in price order inside each architecture's config.
+	byArch := map[string][]ec2types.FleetLaunchTemplateOverridesRequest{}
+	var archs []string
+	for _, o := range pl.Options {
+		arch := o.InstanceType.Arch
+		if _, ok := byArch[arch]; !ok {
+			archs = append(archs, arch)
+		}
+		byArch[arch] = append(byArch[arch], ec2types.FleetLaunchTemplateOverridesRequest{
+			InstanceType: ec2types.InstanceType(o.InstanceType.Name),
+			SubnetId:     aws.String(o.SubnetID),
+			Priority:     aws.Float64(o.Price),
+		})
+	}
+	sort.Strings(archs)
+	in := &ec2.CreateFleetInput{
+		Type: ec2types.FleetTypeInstant,
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
+			TotalTargetCapacity:       aws.Int32(1),
+			DefaultTargetCapacityType: ec2types.DefaultTargetCapacityType(pl.CapacityType),
+		},
+	}
+	if pl.CapacityType == nsv1.CapacityTypeSpot {
+		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: spotStrategy}
+	} else {
+		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: onDemandStrategy}
+	}
+	for _, arch := range archs {
+		spec := &templateSpec{
+			Cluster: p.cluster.Name, ImageID: imageFor(res.AMIs, arch), SecurityGroups: groups, UserData: ud,
+			BlockDevices: bds, Metadata: metadataOptions(nc.Spec.MetadataOptions), Tags: ltTags,
+			InstanceProfile: res.InstanceProfile, PublicIP: nc.Spec.AssociatePublicIPAddress,
+			Monitoring: nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
+		}
+		name, err := p.ensureLaunchTemplate(ctx, spec)
+		if err != nil {
+			return fleetRequest{}, err
+		}
+		in.LaunchTemplateConfigs = append(in.LaunchTemplateConfigs, ec2types.FleetLaunchTemplateConfigRequest{
+			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateName: aws.String(name), Version: aws.String("$Latest")},
+			Overrides:                   byArch[arch],
+		})
+	}
+	tags := ec2Tags(common)
+	for _, rt := range []ec2types.ResourceType{ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume, ec2types.ResourceTypeFleet} {
+		in.TagSpecifications = append(in.TagSpecifications, ec2types.TagSpecification{ResourceType: rt, Tags: tags})
+	}
+	return fleetRequest{
+		input:     in,
+		claimTags: map[string]string{awsv1.TagNodeClaim: claim.Name, "Name": claim.Name},
+		token:     clientToken(claim, hashJSON(in)),
+	}, nil
+}
+
+// markFailures records the fleet's capacity errors in the ICE cache. retry
+// says a new attempt may succeed (something was marked, or a template was
+// recreated); fatal is an error no other offering fixes. A quota error is
+// fatal only when nothing else is left to try (a spot quota does not stop
+// on-demand); an authorization error always is.
+func (p *Provider) markFailures(pl plan.Plan, errs []ec2types.CreateFleetError) (retry bool, fatal error) {
+	zoneOf := map[string]string{}
+	for _, o := range pl.Options {
+		zoneOf[o.SubnetID] = o.Zone
+	}
+	var unauthorized, quota error
+	for _, e := range errs {
+		code, msg := aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage)
+		ct := pl.CapacityType
+		if e.Lifecycle != "" {
+			ct = lifecycleCapacityType(e.Lifecycle)
+		}
+		switch {
+		case code == codeSpotQuota:
+			// The account cannot run more spot at all: stop trying spot for a while.
+			p.ice.MarkCapacityTypeUnavailable(nsv1.CapacityTypeSpot, code)
+			retry = true
+		case code == codeLaunchTemplateNotFound || code == codeLaunchTemplateIDGone:
+			if ov := e.LaunchTemplateAndOverrides; ov != nil && ov.LaunchTemplateSpecification != nil {
+				p.forgetLaunchTemplate(aws.ToString(ov.LaunchTemplateSpecification.LaunchTemplateName))
+			} else {
+				p.forgetLaunchTemplates()
+			}
+			retry = true
+		case Classify(code) == KindCapacity:
+			if ov := e.LaunchTemplateAndOverrides; ov != nil && ov.Overrides != nil && ov.Overrides.InstanceType != "" {
+				zone := aws.ToString(ov.Overrides.AvailabilityZone)
+				if zone == "" {
+					zone = zoneOf[aws.ToString(ov.Overrides.SubnetId)]
+				}
+				p.ice.MarkUnavailable(string(ov.Overrides.InstanceType), zone, ct, code)
+			} else if ct == pl.CapacityType {
+				// Not tied to one override: the fleet tried them all.
+				for _, o := range pl.Options {
+					p.ice.MarkUnavailable(o.InstanceType.Name, o.Zone, ct, code)
+				}
+			}
+			retry = true
+		case Classify(code) == KindUnauthorized:
+			unauthorized = fmt.Errorf("%s: %s (%s)", code, msg, hintUnauthorized)
+		case Classify(code) == KindQuota:
+			quota = fmt.Errorf("%s: %s (request a higher EC2 quota or lower the pool's limits)", code, msg)
+		}
+	}
+	switch {
+	case unauthorized != nil:
+		return false, unauthorized
+	case retry:
+		return true, nil
+	default:
+		return false, quota
+	}
+}
+
+func lifecycleCapacityType(l ec2types.InstanceLifecycle) string {
+	if l == ec2types.InstanceLifecycleSpot {
+		return nsv1.CapacityTypeSpot
+	}
+	return nsv1.CapacityTypeOnDemand
+}
+
+func overrideName(ov *ec2types.LaunchTemplateAndOverridesResponse) string {
+	if ov == nil || ov.Overrides == nil {
+		return "all options"
+	}
+	return string(ov.Overrides.InstanceType) + "/" + aws.ToString(ov.Overrides.SubnetId)
+}
+
+func failureText(failures []string) string {
+	if len(failures) == 0 {
+		return ""
+	}
+	const max = 8
+	if len(failures) > max {
+		failures = append(failures[:max:max], fmt.Sprintf("and %d more", len(failures)-max))
+	}
+	return " (" + strings.Join(failures, "; ") + ")"
+}
+
+func withFailures(err error, failures []string) error {
+	if len(failures) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w%s", err, failureText(failures))
+}
+
+// launched fills the claim's status from the instance the fleet started.
+func (p *Provider) launched(claim *nsv1.NodeClaim, res *Resolved, pl plan.Plan, types []*catalog.InstanceType, out fleetOutcome) *nsv1.NodeClaim {
+	var it *catalog.InstanceType
+	price := 0.0
+	zone := out.zone
+	for _, o := range pl.Options {
+		if o.InstanceType.Name == out.instanceType && (o.Zone == zone || (zone == "" && o.SubnetID == out.subnetID)) {
+			it, price, zone = o.InstanceType, o.Price, o.Zone
+			break
+		}
+	}
+	if it == nil {
+		for _, t := range types {
+			if t.Name == out.instanceType {
+				it = t
+			}
+		}
+	}
+	ct := out.capacityType
+	if ct == "" {
+		ct = pl.CapacityType
+	}
+	c := claim.DeepCopy()
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
+	c.Status.ProviderID = providerID(zone, out.instanceID)
+	c.Status.InstanceType = out.instanceType
+	c.Status.Zone = zone
+	c.Status.CapacityType = ct
+	if it != nil {
+		for k, v := range it.LabelsFor(catalog.Offering{Zone: zone, CapacityType: ct}) {
+			c.Labels[k] = v
+		}
+		c.Status.ImageID = imageFor(res.AMIs, it.Arch)
+		c.Status.Capacity = it.Capacity.DeepCopy()
+		c.Status.Allocatable = it.Allocatable().DeepCopy()
+		if price == 0 {
+			if o, ok := it.Offerings.Get(zone, ct); ok {
+				price = o.Price
+			}
+		}
+	}
+	q := resource.MustParse(strconv.FormatFloat(price, 'f', 6, 64))
+	c.Status.Price = &q
+	return c
+}
+
+// providerID is the Kubernetes spelling of an EC2 instance.
+func providerID(zone, id string) string { return fmt.Sprintf("aws:///%s/%s", zone, id) }
+
+// ParseProviderID returns the instance id of aws:///<zone>/<id>.
+func ParseProviderID(pid string) (string, error) {
+	rest, ok := strings.CutPrefix(pid, "aws:///")
+	if !ok {
+		return "", fmt.Errorf("provider id %q is not aws:///<zone>/<instance-id>", pid)
+	}
+	i := strings.LastIndex(rest, "/")
+	id := rest[i+1:]
+	if !strings.HasPrefix(id, "i-") {
+		return "", fmt.Errorf("provider id %q has no instance id", pid)
+	}
+	return id, nil
+}

@@ -1,0 +1,36 @@
+// Package aws is the AWS implementation of cloudprovider.CloudProvider: it
+// turns NodeClaims into EC2 instances and back.
+//
+// A tour, in the order a launch happens:
+//
+//   - resolve.go: an EC2NodeClass's selector terms become subnets (with free
+//     addresses), security groups, images (an alias through the public SSM
+//     parameter per architecture, or ids, names, tags) and an instance
+//     profile. Failures are *ResolveError values naming the condition and a
+//     message a user can act on (the missing discovery tag, say); the node
+//     class controller writes them to status with Resolved.ApplyTo.
+//   - instancetypes.go, pricing.go: the catalog's types for the node class's
+//     zones and kubelet settings, with spot prices from
+//     DescribeSpotPriceHistory (Refresh, on the pricing controller's timer)
+//     and, optionally, the zones EC2 reports per type. Cached for 5 minutes;
+//     the ICE cache is applied on every read.
+//   - plan/ (pure): which options one claim asks for (see its doc).
+//   - userdata/ (pure): nodeadm NodeConfig or Bottlerocket TOML with the
+//     node's labels and taints, always including the unregistered taint;
+//     ParseUserData reads them back for the simulator and the e2e bridge.
+//   - launchtemplate.go: one template per distinct launch settings, named by
+//     their hash and reused.
+//   - create.go, fleet.go: one instant CreateFleet per claim, or per batch of
+//     identical claims (batch/, pure: idle 35ms, max 1s), with a ClientToken
+//     derived from the claim and the request, so a retry never launches
+//     twice. Capacity errors mark the ICE cache and the same Create retries
+//     at once with what is left: other spot pools, then on-demand.
+//   - instances.go: Get, List, Delete, and Orphans for garbage collection.
+//   - errors.go: error classification and the troubleshooting hints.
+//
+// The SDK clients come from the caller, who also picks the retryer
+// (NewRetryer: the SDK's standard backoff for throttling and 5xx). Time
+// comes from the injected clock. This package may import the AWS SDK; it
+// must not import client-go clients or controller-runtime, so the
+// simulator can drive it without a cluster.
+package aws

@@ -1,0 +1,83 @@
+package aws
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/smithy-go"
+)
+
+// EC2 error codes the provider acts on.
+const (
+	codeInsufficientCapacity   = "InsufficientInstanceCapacity"
+	codeUnfulfillable          = "UnfulfillableCapacity"
+	codeUnsupported            = "Unsupported"
+	codeNoFreeAddresses        = "InsufficientFreeAddressesInSubnet"
+	codeSpotQuota              = "MaxSpotInstanceCountExceeded"
+	codeVCPUQuota              = "VcpuLimitExceeded"
+	codeUnauthorized           = "UnauthorizedOperation"
+	codeInstanceNotFound       = "InvalidInstanceID.NotFound"
+	codeLaunchTemplateNotFound = "InvalidLaunchTemplateName.NotFoundException"
+	codeLaunchTemplateIDGone   = "InvalidLaunchTemplateId.NotFound"
+	codeLaunchTemplateExists   = "InvalidLaunchTemplateName.AlreadyExistsException"
+)
+
+// Kind classifies an AWS error for the caller's decision.
+type Kind int
+
+const (
+	KindOther Kind = iota
+	// KindCapacity: the offering has no capacity now; mark it and try others.
+	KindCapacity
+	// KindQuota: an account limit; retrying elsewhere in the same capacity type will not help.
+	KindQuota
+	// KindNotFound: the resource does not exist.
+	KindNotFound
+	// KindUnauthorized: the controller's or the node's IAM setup is missing a permission.
+	KindUnauthorized
+)
+
+// Classify returns the kind of an EC2 error code.
+func Classify(code string) Kind {
+	switch code {
+	case codeInsufficientCapacity, codeUnfulfillable, codeUnsupported, codeNoFreeAddresses, "InsufficientCapacity", "InsufficientHostCapacity":
+		return KindCapacity
+	case codeSpotQuota, codeVCPUQuota, "InstanceLimitExceeded":
+		return KindQuota
+	case codeUnauthorized, "AuthFailure", "AccessDenied", "AccessDeniedException":
+		return KindUnauthorized
+	}
+	if strings.HasSuffix(code, ".NotFound") || strings.HasSuffix(code, "NotFoundException") || code == "ParameterNotFound" {
+		return KindNotFound
+	}
+	return KindOther
+}
+
+// errorCode returns the AWS error code of err, or "".
+func errorCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+// IsNotFound reports whether err is an AWS not-found error.
+func IsNotFound(err error) bool { return Classify(errorCode(err)) == KindNotFound }
+
+// hintUnauthorized names the usual causes of an UnauthorizedOperation at
+// launch, which EC2 reports without saying which permission is missing.
+const hintUnauthorized = "check that the controller's role may call ec2:CreateFleet, ec2:RunInstances and ec2:CreateTags, " +
+	"that the instance profile exists, and that the controller may iam:PassRole the node role"
+
+// explain adds the troubleshooting hint users need to an AWS error.
+func explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	if Classify(errorCode(err)) == KindUnauthorized {
+		return fmt.Errorf("%w (%s)", err, hintUnauthorized)
+	}
+	return err
+}

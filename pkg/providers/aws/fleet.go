@@ -1,0 +1,142 @@
+package aws
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/providers/aws/batch"
+)
+
+// fleetRequest is one claim's share of a CreateFleet call.
+type fleetRequest struct {
+	// input is the call without ClientToken and without the claim's own tags;
+	// equal inputs are merged into one call.
+	input *ec2.CreateFleetInput
+	// claimTags are the tags only this claim's instance carries.
+	claimTags map[string]string
+	// token is the claim's idempotency token for this input.
+	token string
+}
+
+// fleetOutcome is what a claim got: an instance, or the errors.
+type fleetOutcome struct {
+	instanceID   string
+	instanceType string
+	zone         string
+	subnetID     string
+	capacityType string
+	errs         []ec2types.CreateFleetError
+}
+
+// launchedInstance is one instance a CreateFleet answer names.
+type launchedInstance struct {
+	id, instanceType, zone, subnetID, capacityType string
+}
+
+// clientToken makes a retry of the same launch idempotent: the same claim
+// asking for the same thing gets the same token, so EC2 returns the first
+// call's instance instead of launching again. A different ask (other
+// options after an ICE) gets a different token, as EC2 requires.
+func clientToken(claim *nsv1.NodeClaim, inputKey string) string {
+	id := string(claim.UID)
+	if id == "" {
+		id = claim.Name
+	}
+	sum := sha256.Sum256([]byte(id + "/" + inputKey))
+	return "nodesmith-" + hex.EncodeToString(sum[:20])
+}
+
+// runFleet is the batcher's exec: one CreateFleet for every claim that asked
+// for the same thing within the batch window, results split per caller.
+func (p *Provider) runFleet(ctx context.Context, _ string, items []fleetRequest) []batch.Result[fleetOutcome] {
+	results := make([]batch.Result[fleetOutcome], len(items))
+	in := *items[0].input
+	in.TargetCapacitySpecification = &ec2types.TargetCapacitySpecificationRequest{
+		TotalTargetCapacity:       aws.Int32(int32(len(items))),
+		DefaultTargetCapacityType: items[0].input.TargetCapacitySpecification.DefaultTargetCapacityType,
+	}
+	if len(items) == 1 {
+		in.ClientToken = aws.String(items[0].token)
+		in.TagSpecifications = withTags(in.TagSpecifications, items[0].claimTags)
+	} else {
+		tokens := make([]string, len(items))
+		for i, it := range items {
+			tokens[i] = it.token
+		}
+		sort.Strings(tokens)
+		sum := sha256.Sum256([]byte(strings.Join(tokens, ",")))
+		in.ClientToken = aws.String("nodesmith-" + hex.EncodeToString(sum[:20]))
+	}
+	out, err := p.ec2.CreateFleet(ctx, &in)
+	if err != nil {
+		err = fmt.Errorf("creating fleet: %w", explain(err))
+		for i := range results {
+			results[i].Err = err
+		}
+		return results
+	}
+	launched := launchedInstances(out)
+	for i, item := range items {
+		if i >= len(launched) {
+			results[i].Out = fleetOutcome{errs: out.Errors}
+			continue
+		}
+		li := launched[i]
+		if len(items) > 1 {
+			// A merged call could not carry per-claim tags; add them now.
+			if _, err := p.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{li.id}, Tags: ec2Tags(item.claimTags)}); err != nil {
+				p.log.Error(err, "tagging a batched instance with its claim", "instance", li.id)
+			}
+		}
+		results[i].Out = fleetOutcome{instanceID: li.id, instanceType: li.instanceType, zone: li.zone, subnetID: li.subnetID, capacityType: li.capacityType, errs: out.Errors}
+	}
+	return results
+}
+
+func launchedInstances(out *ec2.CreateFleetOutput) []launchedInstance {
+	var res []launchedInstance
+	for _, fi := range out.Instances {
+		zone, subnet := aws.ToString(fi.AvailabilityZone), aws.ToString(fi.SubnetId)
+		if ov := fi.LaunchTemplateAndOverrides; ov != nil && ov.Overrides != nil {
+			if zone == "" {
+				zone = aws.ToString(ov.Overrides.AvailabilityZone)
+			}
+			if subnet == "" {
+				subnet = aws.ToString(ov.Overrides.SubnetId)
+			}
+		}
+		ct := nsv1.CapacityTypeOnDemand
+		if fi.Lifecycle == ec2types.InstanceLifecycleSpot {
+			ct = nsv1.CapacityTypeSpot
+		}
+		for _, id := range fi.InstanceIds {
+			res = append(res, launchedInstance{id: id, instanceType: string(fi.InstanceType), zone: zone, subnetID: subnet, capacityType: ct})
+		}
+	}
+	return res
+}
+
+// withTags returns copies of the tag specifications with extra tags added.
+func withTags(specs []ec2types.TagSpecification, extra map[string]string) []ec2types.TagSpecification {
+	out := make([]ec2types.TagSpecification, len(specs))
+	for i, s := range specs {
+		m := map[string]string{}
+		for _, t := range s.Tags {
+			m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		out[i] = ec2types.TagSpecification{ResourceType: s.ResourceType, Tags: ec2Tags(m)}
+	}
+	return out
+}

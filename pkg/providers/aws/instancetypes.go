@@ -1,0 +1,143 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+)
+
+// GetInstanceTypes returns the types the pool's node class can launch: the
+// catalog's types with offerings in the zones of the node class's subnets,
+// current spot prices, allocatable from the node class's kubelet settings,
+// and the ICE cache applied.
+func (p *Provider) GetInstanceTypes(ctx context.Context, pool *nsv1.NodePool) ([]*catalog.InstanceType, error) {
+	nc, err := p.nodeClass(ctx, pool.Spec.Template.Spec.NodeClassRef)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.resolveCached(ctx, nc)
+	if err != nil {
+		return nil, cloudprovider.NewNodeClassNotReadyError(err)
+	}
+	types, err := p.instanceTypes(ctx, nc, res)
+	if err != nil {
+		return nil, err
+	}
+	return catalog.WithAvailability(types, p.ice), nil
+}
+
+// instanceTypes is the cached, ICE-free view for a node class. The cache
+// key holds everything that changes capacity or offerings (kubelet
+// settings, root volume, zones); a price refresh invalidates it.
+func (p *Provider) instanceTypes(ctx context.Context, nc *awsv1.EC2NodeClass, res *Resolved) ([]*catalog.InstanceType, error) {
+	if p.opts.DiscoverInstanceTypes {
+		if err := p.ensureOfferings(ctx); err != nil {
+			return nil, err
+		}
+	}
+	zones := res.Zones()
+	rootSize := rootVolumeSize(nc, res.Family)
+	key := hashJSON(struct {
+		K *awsv1.KubeletConfiguration
+		Z []string
+		R string
+	}{nc.Spec.Kubelet, zones, rootSize.String()})
+	now := p.clock.Now()
+	p.pricesMu.RLock()
+	seq := p.priceSeq
+	p.pricesMu.RUnlock()
+	p.typesMu.Lock()
+	e, ok := p.typeCache[key]
+	p.typesMu.Unlock()
+	if ok && e.priceSeq == seq && now.Sub(e.at) < p.opts.InstanceTypesTTL {
+		return e.types, nil
+	}
+	kubelet, err := catalog.KubeletSettingsFrom(nc.Spec.Kubelet)
+	if err != nil {
+		return nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("reading kubelet settings: %w", err))
+	}
+	opts := p.opts.Catalog
+	opts.Region, opts.Zones, opts.Kubelet, opts.EphemeralStorage = p.opts.Region, zones, kubelet, rootSize
+	types := p.buildTypes(opts)
+	p.typesMu.Lock()
+	p.typeCache[key] = typesEntry{at: now, priceSeq: seq, types: types}
+	p.typesMu.Unlock()
+	return types, nil
+}
+
+// buildTypes runs the catalog's filters and math, then replaces the
+// snapshot's offerings with what this account sees: the discovered zones
+// (when discovery is on) and the latest spot prices.
+func (p *Provider) buildTypes(opts catalog.Options) []*catalog.InstanceType {
+	p.pricesMu.RLock()
+	defer p.pricesMu.RUnlock()
+	var out []*catalog.InstanceType
+	for _, it := range catalog.FromSpecs(p.specList, opts).Types() {
+		spec := p.specs[it.Name]
+		zones := opts.Zones
+		if p.offeredIn != nil {
+			zones = intersect(opts.Zones, p.offeredIn[it.Name])
+		} else {
+			zones = catalog.ZonesFor(&spec, zones)
+		}
+		var offs catalog.Offerings
+		for _, z := range zones {
+			// One zone at a time: the snapshot's zone rule never drops the only zone.
+			for _, o := range catalog.OfferingsFor(&spec, catalog.Options{Zones: []string{z}}) {
+				if o.CapacityType == nsv1.CapacityTypeSpot {
+					if price, ok := p.spotPrices[it.Name][z]; ok {
+						o.Price = price
+					}
+				}
+				offs = append(offs, o)
+			}
+		}
+		if len(offs) == 0 {
+			continue
+		}
+		out = append(out, it.WithOfferings(offs))
+	}
+	return out
+}
+
+func intersect(a, b []string) []string {
+	in := map[string]bool{}
+	for _, x := range b {
+		in[x] = true
+	}
+	var out []string
+	for _, x := range a {
+		if in[x] {
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rootVolumeSize is the ephemeral storage a node gets: the root volume's size.
+func rootVolumeSize(nc *awsv1.EC2NodeClass, family string) resource.Quantity {
+	bds := nc.Spec.BlockDeviceMappings
+	if len(bds) == 0 {
+		bds = defaultBlockDevices(family)
+	}
+	for _, bd := range bds {
+		if bd.RootVolume && bd.EBS != nil && bd.EBS.VolumeSize != nil {
+			return bd.EBS.VolumeSize.DeepCopy()
+		}
+	}
+	for _, bd := range bds {
+		if bd.EBS != nil && bd.EBS.VolumeSize != nil && strings.HasSuffix(*bd.DeviceName, "xvda") {
+			return bd.EBS.VolumeSize.DeepCopy()
+		}
+	}
+	return resource.MustParse("20Gi")
+}

@@ -1,0 +1,100 @@
+package aws
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+)
+
+// NodeClassGetter reads an EC2NodeClass by name: the controller passes a
+// client-backed getter, the simulator an in-memory one.
+type NodeClassGetter func(ctx context.Context, name string) (*awsv1.EC2NodeClass, error)
+
+// Cluster is what a node needs to join.
+type Cluster struct {
+	Name     string
+	Endpoint string
+	// CABundle is the cluster CA, base64-encoded PEM.
+	CABundle string
+}
+
+// Options tune the provider. Zero values get the defaults noted per field.
+type Options struct {
+	// Region of the clients; default us-east-1 (labels and the catalog).
+	Region string
+	// KubernetesVersion names the SSM parameters of alias AMIs; default "1.37".
+	KubernetesVersion string
+	// Catalog shapes instance types (VM overhead, max-pods cap, previous
+	// generation); region, zones and kubelet settings are filled per node class.
+	Catalog catalog.Options
+	// Specs are the instance types known; default the embedded snapshot.
+	Specs []catalog.Spec
+	// DiscoverInstanceTypes asks EC2 (DescribeInstanceTypeOfferings) where
+	// each type is offered instead of trusting the snapshot's zone rule.
+	DiscoverInstanceTypes bool
+	// InstanceTypesTTL is how long a node class's instance types are cached; default 5m.
+	InstanceTypesTTL time.Duration
+	// ResolveTTL is how long a node class's resolved subnets, groups and
+	// images are reused by Create; default 1m.
+	ResolveTTL time.Duration
+	// BatchIdle and BatchMax are the CreateFleet batch windows; defaults
+	// 35ms and 1s. A negative BatchIdle turns batching off (each claim its
+	// own call at once), which a simulator on a stepped clock wants.
+	BatchIdle time.Duration
+	BatchMax  time.Duration
+	// MaxOverrides per CreateFleet; default 60.
+	MaxOverrides int
+	// MaxLaunchAttempts bounds CreateFleet calls per Create (the ICE
+	// fallbacks: other pools, then on-demand); default 3.
+	MaxLaunchAttempts int
+	// Log receives fallback and launch lines; default discard.
+	Log logr.Logger
+}
+
+// Config is everything New needs.
+type Config struct {
+	EC2     EC2API
+	SSM     SSMAPI
+	Cluster Cluster
+	Clock   clock.Clock
+	// Unavailable is the ICE cache shared with whatever else reads offerings.
+	Unavailable *catalog.UnavailableOfferings
+	NodeClasses NodeClassGetter
+	Options     Options
+}
+
+func (o Options) withDefaults() Options {
+	if o.Region == "" {
+		o.Region = catalog.DefaultRegion
+	}
+	if o.KubernetesVersion == "" {
+		o.KubernetesVersion = "1.37"
+	}
+	if o.InstanceTypesTTL <= 0 {
+		o.InstanceTypesTTL = 5 * time.Minute
+	}
+	if o.ResolveTTL <= 0 {
+		o.ResolveTTL = time.Minute
+	}
+	if o.BatchIdle == 0 {
+		o.BatchIdle = 35 * time.Millisecond
+	}
+	if o.BatchMax <= 0 {
+		o.BatchMax = time.Second
+	}
+	if o.MaxOverrides <= 0 {
+		o.MaxOverrides = 60
+	}
+	if o.MaxLaunchAttempts <= 0 {
+		o.MaxLaunchAttempts = 3
+	}
+	if o.Log.GetSink() == nil {
+		o.Log = logr.Discard()
+	}
+	return o
+}

@@ -1,0 +1,104 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// Refresh reloads spot prices (DescribeSpotPriceHistory) and, with
+// DiscoverInstanceTypes, where each type is offered. The pricing controller
+// calls it on a timer; cached instance types are rebuilt on the next read.
+// On-demand prices come from the embedded snapshot.
+func (p *Provider) Refresh(ctx context.Context) error {
+	if err := p.refreshSpotPrices(ctx); err != nil {
+		return err
+	}
+	if p.opts.DiscoverInstanceTypes {
+		return p.refreshOfferings(ctx)
+	}
+	return nil
+}
+
+func (p *Provider) refreshSpotPrices(ctx context.Context) error {
+	now := p.clock.Now()
+	type seen struct {
+		price float64
+		at    time.Time
+	}
+	latest := map[string]map[string]seen{}
+	pg := ec2.NewDescribeSpotPriceHistoryPaginator(p.ec2, &ec2.DescribeSpotPriceHistoryInput{
+		StartTime:           aws.Time(now),
+		ProductDescriptions: []string{"Linux/UNIX"},
+	})
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("describing spot price history: %w", explain(err))
+		}
+		for _, sp := range page.SpotPriceHistory {
+			price, err := strconv.ParseFloat(aws.ToString(sp.SpotPrice), 64)
+			if err != nil {
+				continue
+			}
+			t, z := string(sp.InstanceType), aws.ToString(sp.AvailabilityZone)
+			if latest[t] == nil {
+				latest[t] = map[string]seen{}
+			}
+			// History holds several points per pool; the newest is the price.
+			if cur, ok := latest[t][z]; !ok || aws.ToTime(sp.Timestamp).After(cur.at) {
+				latest[t][z] = seen{price, aws.ToTime(sp.Timestamp)}
+			}
+		}
+	}
+	prices := make(map[string]map[string]float64, len(latest))
+	for t, zs := range latest {
+		prices[t] = make(map[string]float64, len(zs))
+		for z, s := range zs {
+			prices[t][z] = s.price
+		}
+	}
+	p.pricesMu.Lock()
+	p.spotPrices = prices
+	p.priceSeq++
+	p.pricesMu.Unlock()
+	return nil
+}
+
+// ensureOfferings loads the offered zones once; Refresh keeps them current.
+func (p *Provider) ensureOfferings(ctx context.Context) error {
+	p.pricesMu.RLock()
+	loaded := p.offeredIn != nil
+	p.pricesMu.RUnlock()
+	if loaded {
+		return nil
+	}
+	return p.refreshOfferings(ctx)
+}
+
+func (p *Provider) refreshOfferings(ctx context.Context) error {
+	offered := map[string][]string{}
+	pg := ec2.NewDescribeInstanceTypeOfferingsPaginator(p.ec2, &ec2.DescribeInstanceTypeOfferingsInput{
+		LocationType: ec2types.LocationTypeAvailabilityZone,
+	})
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("describing instance type offerings: %w", explain(err))
+		}
+		for _, o := range page.InstanceTypeOfferings {
+			t := string(o.InstanceType)
+			offered[t] = append(offered[t], aws.ToString(o.Location))
+		}
+	}
+	p.pricesMu.Lock()
+	p.offeredIn = offered
+	p.priceSeq++
+	p.pricesMu.Unlock()
+	return nil
+}

@@ -1,0 +1,144 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/providers/aws/batch"
+)
+
+// Provider is the AWS CloudProvider.
+type Provider struct {
+	ec2         EC2API
+	ssm         SSMAPI
+	cluster     Cluster
+	clock       clock.Clock
+	ice         *catalog.UnavailableOfferings
+	nodeClasses NodeClassGetter
+	opts        Options
+	log         logr.Logger
+	specs       map[string]catalog.Spec
+	specList    []catalog.Spec
+
+	ltMu      sync.Mutex
+	templates map[string]bool // launch template names known to exist
+
+	resolveMu sync.Mutex
+	resolved  map[string]resolvedEntry
+
+	typesMu   sync.Mutex
+	typeCache map[string]typesEntry
+
+	pricesMu   sync.RWMutex
+	spotPrices map[string]map[string]float64 // type → zone → USD/h
+	offeredIn  map[string][]string           // type → zones, when discovered
+	priceSeq   uint64
+
+	fleet *batch.Batcher[string, fleetRequest, fleetOutcome]
+}
+
+var _ cloudprovider.CloudProvider = (*Provider)(nil)
+
+type resolvedEntry struct {
+	key string
+	at  time.Time
+	r   *Resolved
+}
+
+type typesEntry struct {
+	at       time.Time
+	priceSeq uint64
+	types    []*catalog.InstanceType // offerings all available; the ICE cache is applied per call
+}
+
+// New builds the provider.
+func New(cfg Config) (*Provider, error) {
+	if cfg.EC2 == nil || cfg.SSM == nil {
+		return nil, errors.New("the AWS provider needs EC2 and SSM clients")
+	}
+	if cfg.NodeClasses == nil {
+		return nil, errors.New("the AWS provider needs a node class getter")
+	}
+	if cfg.Cluster.Name == "" {
+		return nil, errors.New("the AWS provider needs the cluster name")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	opts := cfg.Options.withDefaults()
+	if cfg.Unavailable == nil {
+		cfg.Unavailable = catalog.NewUnavailableOfferings(cfg.Clock, 0)
+	}
+	specs := opts.Specs
+	if specs == nil {
+		var err error
+		if specs, err = catalog.Specs(); err != nil {
+			return nil, fmt.Errorf("loading instance type specs: %w", err)
+		}
+	}
+	p := &Provider{
+		ec2: cfg.EC2, ssm: cfg.SSM, cluster: cfg.Cluster, clock: cfg.Clock, ice: cfg.Unavailable,
+		nodeClasses: cfg.NodeClasses, opts: opts, log: opts.Log,
+		specs: make(map[string]catalog.Spec, len(specs)), specList: specs,
+		templates: map[string]bool{}, resolved: map[string]resolvedEntry{}, typeCache: map[string]typesEntry{},
+		spotPrices: map[string]map[string]float64{},
+	}
+	for _, s := range specs {
+		p.specs[s.Name] = s
+	}
+	idle := opts.BatchIdle
+	if idle < 0 {
+		idle = 0
+	}
+	p.fleet = batch.New(cfg.Clock, batch.Options{Idle: idle, Max: opts.BatchMax, MaxItems: 1000}, p.runFleet)
+	return p, nil
+}
+
+// Name is "aws".
+func (p *Provider) Name() string { return "aws" }
+
+// Unavailable is the ICE cache the provider marks.
+func (p *Provider) Unavailable() *catalog.UnavailableOfferings { return p.ice }
+
+// nodeClass reads the claim's or pool's node class.
+func (p *Provider) nodeClass(ctx context.Context, ref *nsv1.NodeClassReference) (*awsv1.EC2NodeClass, error) {
+	if ref == nil || ref.Name == "" {
+		return nil, cloudprovider.NewNodeClassNotReadyError(errors.New("no nodeClassRef"))
+	}
+	nc, err := p.nodeClasses(ctx, ref.Name)
+	if err != nil {
+		return nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("reading EC2NodeClass %s: %w", ref.Name, err))
+	}
+	return nc, nil
+}
+
+// resolveCached is Resolve with a short cache, keyed by the node class's
+// spec so an edit takes effect at once.
+func (p *Provider) resolveCached(ctx context.Context, nc *awsv1.EC2NodeClass) (*Resolved, error) {
+	key := hashJSON(nc.Spec)
+	now := p.clock.Now()
+	p.resolveMu.Lock()
+	e, ok := p.resolved[nc.Name]
+	p.resolveMu.Unlock()
+	if ok && e.key == key && now.Sub(e.at) < p.opts.ResolveTTL {
+		return e.r, nil
+	}
+	r, err := p.Resolve(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	p.resolveMu.Lock()
+	p.resolved[nc.Name] = resolvedEntry{key: key, at: now, r: r}
+	p.resolveMu.Unlock()
+	return r, nil
+}
