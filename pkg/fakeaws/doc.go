@@ -1,0 +1,53 @@
+// Package fakeaws is the simulated AWS that Nodesmith's tests, its simulator
+// and the end-to-end lab run against: one in-memory World (capacity pools,
+// instances, launch templates, subnets, security groups, images, SQS queues,
+// SSM parameters, timers) behind one HTTP handler that speaks the real wire
+// protocols, so the product's AWS provider is exercised through the real
+// aws-sdk-go-v2 clients pointed at it with BaseEndpoint.
+//
+// # Wire
+//
+// Server dispatches on X-Amz-Target: "AmazonSQS.*" is SQS (AWS JSON 1.0),
+// "AmazonSSM.*" is SSM (AWS JSON 1.1); everything else is EC2 (Query
+// protocol: form-encoded POST, 1-based dotted list keys, XML answers with
+// lowerCamel elements and <item> list entries, errors as
+// <Response><Errors><Error>). Unknown EC2 actions get InvalidAction.
+// Signatures are not verified. Injected throttling answers EC2
+// RequestLimitExceeded (HTTP 503), SQS RequestThrottled and SSM
+// ThrottlingException, all of which the SDK retryer treats as throttles.
+//
+// # Model
+//
+// A pool is (instance type, zone, capacity type) with a spare count and a
+// price. CreateFleet (instant) picks pools per allocation strategy one
+// instance at a time, reports per-override errors (InsufficientInstanceCapacity,
+// Unsupported, SpotMaxPriceTooLow, InsufficientFreeAddressesInSubnet, launch
+// template or AMI not found, architecture mismatch) and quota errors
+// (MaxSpotInstanceCountExceeded, VcpuLimitExceeded), and is idempotent per
+// ClientToken. Instances boot pending → running after BootDelay; terminating
+// goes shutting-down → terminated (after ShutdownDelay) and returns the
+// capacity and the address. Terminated instances stay visible for
+// TerminatedRetention.
+//
+// Interrupt publishes a rebalance recommendation and the spot interruption
+// warning and terminates the instance InterruptionNotice (2m) later;
+// Rebalance and ScheduleChange publish their events; every state change
+// publishes an "EC2 Instance State-change Notification". All go, in the
+// EventBridge envelope, to Options.InterruptionQueue when it is set.
+//
+// # Time
+//
+// Time comes from Options.Clock. Nothing runs on its own: Tick processes due
+// timers at the clock's current time, and every API call ticks first, so a
+// test steps a FakeClock and the next call sees the result. Run ticks on a
+// real-time ticker for cmd/fake-aws. ReceiveMessage long polling waits in
+// real time for at most Options.MaxLongPoll — 20s with the real clock, zero
+// (return at once when empty) with an injected clock, because virtual time
+// cannot advance while a request blocks.
+//
+// Subscribe delivers instance events synchronously after the world lock is
+// released, so subscribers (the simulator's node bridge) may call back in.
+//
+// This package imports the AWS SDK only in tests; it must not import
+// client-go or controller-runtime.
+package fakeaws

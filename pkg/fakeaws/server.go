@@ -1,0 +1,165 @@
+package fakeaws
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Server is the HTTP front end of a World: one handler serving EC2 (Query
+// protocol, dispatched on the Action form field), SQS (AWS JSON 1.0,
+// X-Amz-Target AmazonSQS.*) and SSM (AWS JSON 1.1, X-Amz-Target AmazonSSM.*),
+// so every SDK client can share one BaseEndpoint. Signatures are not checked.
+type Server struct {
+	w    *World
+	seq  atomic.Uint64
+	ts   *httptest.Server
+	ec2  map[string]ec2Handler
+	sqsH map[string]sqsHandler
+}
+
+type ec2Handler func(p params) (func(x *xmlw), error)
+
+// NewServer returns the handler for w. Use Start for a loopback test server.
+func NewServer(w *World) *Server {
+	s := &Server{w: w}
+	s.ec2 = map[string]ec2Handler{
+		"CreateFleet":                   s.createFleet,
+		"DescribeInstances":             s.describeInstances,
+		"TerminateInstances":            s.terminateInstances,
+		"CreateTags":                    s.createTags,
+		"CreateLaunchTemplate":          s.createLaunchTemplate,
+		"DescribeLaunchTemplates":       s.describeLaunchTemplates,
+		"DeleteLaunchTemplate":          s.deleteLaunchTemplate,
+		"DescribeInstanceTypes":         s.describeInstanceTypes,
+		"DescribeInstanceTypeOfferings": s.describeInstanceTypeOfferings,
+		"DescribeSpotPriceHistory":      s.describeSpotPriceHistory,
+		"DescribeSubnets":               s.describeSubnets,
+		"DescribeSecurityGroups":        s.describeSecurityGroups,
+		"DescribeImages":                s.describeImages,
+		"DescribeAvailabilityZones":     s.describeAvailabilityZones,
+	}
+	s.sqsH = s.sqsHandlers()
+	return s
+}
+
+// World returns the world the server fronts.
+func (s *Server) World() *World { return s.w }
+
+// Start serves on a loopback httptest server and returns its URL.
+func (s *Server) Start() string {
+	if s.ts == nil {
+		s.ts = httptest.NewServer(s)
+	}
+	return s.ts.URL
+}
+
+// URL is the started server's URL ("" before Start).
+func (s *Server) URL() string {
+	if s.ts == nil {
+		return ""
+	}
+	return s.ts.URL
+}
+
+// Close stops a started server.
+func (s *Server) Close() {
+	if s.ts != nil {
+		s.ts.Close()
+		s.ts = nil
+	}
+}
+
+func (s *Server) requestID() string {
+	n := s.seq.Add(1)
+	return fmt.Sprintf("00000000-0000-4000-8000-%012x", n)
+}
+
+// ServeHTTP dispatches to the service the request is for.
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	if err != nil {
+		http.Error(rw, "reading body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	target := r.Header.Get("X-Amz-Target")
+	switch {
+	case strings.HasPrefix(target, "AmazonSQS."):
+		s.serveSQS(rw, r, strings.TrimPrefix(target, "AmazonSQS."), body)
+	case strings.HasPrefix(target, "AmazonSSM."):
+		s.serveSSM(rw, strings.TrimPrefix(target, "AmazonSSM."), body)
+	default:
+		s.serveEC2(rw, body)
+	}
+}
+
+func (s *Server) serveEC2(rw http.ResponseWriter, body []byte) {
+	rid := s.requestID()
+	vals, err := url.ParseQuery(string(body))
+	if err != nil {
+		writeEC2Error(rw, apiErr(400, "MalformedQueryString", "%v", err), rid)
+		return
+	}
+	action := vals.Get("Action")
+	h, ok := s.ec2[action]
+	if !ok {
+		s.w.count(action)
+		writeEC2Error(rw, apiErr(400, "InvalidAction", "The action %s is not valid for this web service.", action), rid)
+		return
+	}
+	if fault := s.admit(action); fault != nil {
+		writeEC2Error(rw, fault, rid)
+		return
+	}
+	render, err := h(params(vals))
+	if err != nil {
+		writeEC2Error(rw, err, rid)
+		return
+	}
+	rw.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+	rw.Header().Set("x-amzn-RequestId", rid)
+	_, _ = io.WriteString(rw, ec2Doc(action, rid, render))
+}
+
+// admit applies injected faults and latency to one call.
+func (s *Server) admit(action string) *APIError {
+	fault, latency := s.w.admit(action)
+	if latency > 0 {
+		time.Sleep(latency) // latency is a property of the wire, so it is real time
+	}
+	switch fault {
+	case "RequestLimitExceeded":
+		return apiErr(503, "RequestLimitExceeded", "Request limit exceeded.")
+	case "InternalError":
+		return apiErr(500, "InternalError", "An internal error has occurred.")
+	}
+	return nil
+}
+
+func writeEC2Error(rw http.ResponseWriter, err error, rid string) {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		ae = apiErr(500, "InternalError", "%v", err)
+	}
+	rw.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+	rw.Header().Set("x-amzn-RequestId", rid)
+	status := ae.Status
+	if status == 0 {
+		status = 400
+	}
+	rw.WriteHeader(status)
+	_, _ = io.WriteString(rw, ec2ErrorDoc(ae.Code, ae.Message, rid))
+}
+
+// count records a call that bypasses admit (unknown actions).
+func (w *World) count(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stats[key]++
+}

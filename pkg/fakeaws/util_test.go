@@ -1,0 +1,29 @@
+package fakeaws_test
+
+import (
+	"encoding/base64"
+	"sort"
+)
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func sortedValues(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = m[k]
+	}
+	return out
+}
+
+func fleetIDs(launches [][]string) []string {
+	var out []string
+	for _, l := range launches {
+		out = append(out, l...)
+	}
+	return out
+}

@@ -1,0 +1,512 @@
+package fakeaws
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Options configure a World. Zero values get the defaults noted per field.
+type Options struct {
+	// Clock drives boot delays, interruption deadlines, visibility timeouts
+	// and timestamps. Default: the real clock.
+	Clock clock.WithTicker
+	// Region, default us-east-1.
+	Region string
+	// AccountID, default 123456789012.
+	AccountID string
+	// Zones, default <region>a, <region>b, <region>c.
+	Zones []string
+	// Specs are the instance types the world sells. Default: DefaultSpecs().
+	Specs []Spec
+	// DefaultCapacity is each pool's spare capacity in instances. Default 1000.
+	DefaultCapacity int
+	// BootDelay is how long an instance stays pending. Zero means it is
+	// running at the next Tick.
+	BootDelay time.Duration
+	// ShutdownDelay is how long an instance stays shutting-down. Default 0.
+	ShutdownDelay time.Duration
+	// TerminatedRetention is how long terminated instances stay visible to
+	// DescribeInstances (EC2 keeps them about an hour). Default 1h.
+	TerminatedRetention time.Duration
+	// Seed makes ids deterministic.
+	Seed int64
+	// ClusterName pre-creates a VPC, one private subnet per zone and a
+	// security group tagged nodesmith.sh/discovery=<ClusterName>.
+	ClusterName string
+	// KubernetesVersion names the EKS-optimized AMI parameters. Default 1.37.
+	KubernetesVersion string
+	// InterruptionQueue, when set, is created and receives the
+	// EventBridge-shaped messages (spot warnings, rebalance, state changes, health).
+	InterruptionQueue string
+	// SpotVCPUQuota and OnDemandVCPUQuota cap running vCPUs per capacity type
+	// (MaxSpotInstanceCountExceeded / VcpuLimitExceeded). Zero means unlimited.
+	SpotVCPUQuota     int
+	OnDemandVCPUQuota int
+	// MaxLongPoll bounds, in real time, how long ReceiveMessage waits for a
+	// message. Default: 20s with the real clock; 0 (return at once) with an
+	// injected clock, because virtual time does not advance while a request
+	// blocks. A negative value also means 0.
+	MaxLongPoll *time.Duration
+}
+
+// World is the in-memory AWS: EC2 resources, capacity pools, SQS queues and
+// SSM parameters. All methods are safe for concurrent use.
+type World struct {
+	mu      sync.Mutex
+	opts    Options
+	clock   clock.WithTicker
+	rng     *rand.Rand
+	realClk bool
+
+	specs   map[string]Spec
+	typeOrd []string
+	pools   map[PoolKey]*Pool
+
+	instances map[string]*Instance
+	instOrder []string
+	fleets    map[string]fleetRecord // by client token
+	templates map[string]*LaunchTemplate
+	ltOrder   []string
+
+	vpcs     []string
+	subnets  []*Subnet
+	groups   []*SecurityGroup
+	images   []*Image
+	params   map[string]string
+	queues   map[string]*queue
+	timers   []timer
+	ipSerial int
+
+	subs    []func(Event)
+	pending []Event
+
+	stats    map[string]int
+	throttle map[string]int
+	failures map[string]int
+	latency  time.Duration
+}
+
+type timerKind int
+
+const (
+	timerBoot timerKind = iota
+	timerInterrupt
+	timerShutdown
+)
+
+type timer struct {
+	at   time.Time
+	kind timerKind
+	id   string
+}
+
+// NewWorld builds a world from options, pre-creating pools, zones, images,
+// SSM parameters, the cluster network and the interruption queue.
+func NewWorld(o Options) *World {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	_, real := o.Clock.(clock.RealClock)
+	if _, ok := o.Clock.(*clock.RealClock); ok {
+		real = true
+	}
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.AccountID == "" {
+		o.AccountID = "123456789012"
+	}
+	if len(o.Zones) == 0 {
+		o.Zones = []string{o.Region + "a", o.Region + "b", o.Region + "c"}
+	}
+	if len(o.Specs) == 0 {
+		o.Specs = DefaultSpecs()
+	}
+	if o.DefaultCapacity <= 0 {
+		o.DefaultCapacity = 1000
+	}
+	if o.TerminatedRetention <= 0 {
+		o.TerminatedRetention = time.Hour
+	}
+	if o.KubernetesVersion == "" {
+		o.KubernetesVersion = "1.37"
+	}
+	w := &World{
+		opts:      o,
+		clock:     o.Clock,
+		realClk:   real,
+		rng:       rand.New(rand.NewSource(o.Seed)),
+		specs:     map[string]Spec{},
+		pools:     map[PoolKey]*Pool{},
+		instances: map[string]*Instance{},
+		fleets:    map[string]fleetRecord{},
+		templates: map[string]*LaunchTemplate{},
+		params:    map[string]string{},
+		queues:    map[string]*queue{},
+		stats:     map[string]int{},
+		throttle:  map[string]int{},
+		failures:  map[string]int{},
+	}
+	for _, s := range o.Specs {
+		w.addSpec(s)
+	}
+	w.seedImages()
+	if o.ClusterName != "" {
+		w.seedCluster(o.ClusterName)
+	}
+	if o.InterruptionQueue != "" {
+		w.createQueueLocked(o.InterruptionQueue, nil)
+	}
+	return w
+}
+
+func (w *World) addSpec(s Spec) {
+	if _, ok := w.specs[s.Name]; !ok {
+		w.typeOrd = append(w.typeOrd, s.Name)
+	}
+	w.specs[s.Name] = s
+	for zi, z := range w.opts.Zones {
+		if len(s.Zones) > 0 && !contains(s.Zones, z) {
+			continue
+		}
+		w.pools[PoolKey{s.Name, z, CapacityOnDemand}] = &Pool{PoolKey: PoolKey{s.Name, z, CapacityOnDemand}, Spare: w.opts.DefaultCapacity, Price: s.OnDemandPrice}
+		if s.SpotUnsupported {
+			continue
+		}
+		spot := s.SpotPrice
+		if spot <= 0 {
+			spot = s.OnDemandPrice * 0.4
+		}
+		// Zones differ by a few percent so that price-aware strategies have a
+		// deterministic preference, as real spot markets do.
+		spot = roundPrice(spot * (1 + 0.03*float64(zi%3) - 0.02*float64((zi+len(s.Name))%2)))
+		w.pools[PoolKey{s.Name, z, CapacitySpot}] = &Pool{PoolKey: PoolKey{s.Name, z, CapacitySpot}, Spare: w.opts.DefaultCapacity, Price: spot}
+	}
+}
+
+func roundPrice(p float64) float64 { return float64(int64(p*1e6+0.5)) / 1e6 }
+
+// Options returns the effective options (defaults filled).
+func (w *World) Options() Options { return w.opts }
+
+// Now is the world clock's time.
+func (w *World) Now() time.Time { return w.clock.Now() }
+
+func (w *World) hex(n int) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = digits[w.rng.Intn(16)]
+	}
+	return string(b)
+}
+
+func (w *World) newID(prefix string) string { return prefix + "-" + w.hex(17) }
+
+func (w *World) uuid() string {
+	h := w.hex(32)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// Subscribe registers fn for instance events. Events are delivered
+// synchronously, in order, after the world lock is released, so fn may call
+// back into the world.
+func (w *World) Subscribe(fn func(Event)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.subs = append(w.subs, fn)
+}
+
+func (w *World) emit(kind EventKind, in *Instance) {
+	if len(w.subs) == 0 {
+		return
+	}
+	w.pending = append(w.pending, Event{Kind: kind, Time: w.clock.Now(), Instance: in.clone()})
+}
+
+// unlock releases the world lock and then delivers queued events.
+func (w *World) unlock() {
+	evs := w.pending
+	w.pending = nil
+	subs := w.subs
+	w.mu.Unlock()
+	for _, e := range evs {
+		for _, fn := range subs {
+			fn(e)
+		}
+	}
+}
+
+// Tick processes every timer due at the clock's current time: boots
+// (pending → running), interruption deadlines and shutdowns
+// (shutting-down → terminated), and forgets long-terminated instances. Every
+// API request calls it first, so a test only needs to step the clock.
+func (w *World) Tick() {
+	w.mu.Lock()
+	w.tickLocked()
+	w.unlock()
+}
+
+func (w *World) tickLocked() {
+	now := w.clock.Now()
+	for {
+		sort.SliceStable(w.timers, func(i, j int) bool { return w.timers[i].at.Before(w.timers[j].at) })
+		if len(w.timers) == 0 || w.timers[0].at.After(now) {
+			break
+		}
+		t := w.timers[0]
+		w.timers = w.timers[1:]
+		in, ok := w.instances[t.id]
+		if !ok {
+			continue
+		}
+		switch t.kind {
+		case timerBoot:
+			if in.State == StatePending {
+				w.setState(in, StateRunning, t.at)
+				w.emit(EventRunning, in)
+			}
+		case timerInterrupt:
+			w.beginTerminate(in, t.at)
+		case timerShutdown:
+			if in.State == StateShuttingDown {
+				w.finishTerminate(in, t.at)
+			}
+		}
+	}
+	w.gcTerminated(now)
+}
+
+func (w *World) gcTerminated(now time.Time) {
+	keep := w.instOrder[:0]
+	for _, id := range w.instOrder {
+		in := w.instances[id]
+		if in.State == StateTerminated && now.Sub(in.StateChangedAt) >= w.opts.TerminatedRetention {
+			delete(w.instances, id)
+			continue
+		}
+		keep = append(keep, id)
+	}
+	w.instOrder = keep
+}
+
+func (w *World) setState(in *Instance, state string, at time.Time) {
+	in.State = state
+	in.StateChangedAt = at
+	w.publishStateChange(in, at)
+}
+
+// beginTerminate moves a live instance to shutting-down and schedules termination.
+func (w *World) beginTerminate(in *Instance, at time.Time) {
+	if in.State == StateShuttingDown || in.State == StateTerminated {
+		return
+	}
+	w.setState(in, StateShuttingDown, at)
+	w.emit(EventTerminating, in)
+	if w.opts.ShutdownDelay <= 0 {
+		w.finishTerminate(in, at)
+		return
+	}
+	w.timers = append(w.timers, timer{at: at.Add(w.opts.ShutdownDelay), kind: timerShutdown, id: in.ID})
+}
+
+// finishTerminate marks the instance terminated and returns its capacity and IP.
+func (w *World) finishTerminate(in *Instance, at time.Time) {
+	w.setState(in, StateTerminated, at)
+	if p := w.pools[PoolKey{in.Type, in.Zone, in.CapacityType}]; p != nil {
+		p.Spare++
+	}
+	if s := w.subnet(in.SubnetID); s != nil {
+		s.FreeIPs++
+	}
+	w.emit(EventTerminated, in)
+}
+
+// Run calls Tick on every interval of the world clock until ctx ends; it is
+// the real-time driver used by cmd/fake-aws.
+func (w *World) Run(ctx context.Context, interval time.Duration) {
+	t := w.clock.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			w.Tick()
+		}
+	}
+}
+
+// Instances returns a snapshot of every instance the world still remembers,
+// in launch order.
+func (w *World) Instances() []Instance {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]Instance, 0, len(w.instOrder))
+	for _, id := range w.instOrder {
+		out = append(out, w.instances[id].clone())
+	}
+	return out
+}
+
+// Instance returns one instance snapshot.
+func (w *World) Instance(id string) (Instance, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	in, ok := w.instances[id]
+	if !ok {
+		return Instance{}, false
+	}
+	return in.clone(), true
+}
+
+// Pools returns a snapshot of every capacity pool, sorted by key.
+func (w *World) Pools() []Pool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]Pool, 0, len(w.pools))
+	for _, p := range w.pools {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].PoolKey, out[j].PoolKey
+		if a.InstanceType != b.InstanceType {
+			return a.InstanceType < b.InstanceType
+		}
+		if a.Zone != b.Zone {
+			return a.Zone < b.Zone
+		}
+		return a.CapacityType < b.CapacityType
+	})
+	return out
+}
+
+// SetCapacity sets a pool's spare capacity (creating the pool if the type is known).
+func (w *World) SetCapacity(instanceType, zone, capacityType string, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p := w.poolLocked(instanceType, zone, capacityType); p != nil {
+		p.Spare = n
+	}
+}
+
+// SetPrice sets a pool's hourly price.
+func (w *World) SetPrice(instanceType, zone, capacityType string, price float64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p := w.poolLocked(instanceType, zone, capacityType); p != nil {
+		p.Price = price
+	}
+}
+
+// InjectICE makes a pool report InsufficientInstanceCapacity until the given time.
+func (w *World) InjectICE(instanceType, zone, capacityType string, until time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p := w.poolLocked(instanceType, zone, capacityType); p != nil {
+		p.ICEUntil = until
+	}
+}
+
+func (w *World) poolLocked(t, z, ct string) *Pool {
+	k := PoolKey{t, z, ct}
+	if p, ok := w.pools[k]; ok {
+		return p
+	}
+	s, ok := w.specs[t]
+	if !ok || !contains(w.opts.Zones, z) {
+		return nil
+	}
+	price := s.OnDemandPrice
+	if ct == CapacitySpot {
+		price = s.SpotPrice
+	}
+	p := &Pool{PoolKey: k, Price: price}
+	w.pools[k] = p
+	return p
+}
+
+// InjectThrottle makes the next n calls of action ("*" for any) fail with RequestLimitExceeded.
+func (w *World) InjectThrottle(action string, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.throttle[action] += n
+}
+
+// InjectServerError makes the next n calls of action ("*" for any) fail with HTTP 500 InternalError.
+func (w *World) InjectServerError(action string, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failures[action] += n
+}
+
+// SetLatency adds a real-time delay before every response.
+func (w *World) SetLatency(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.latency = d
+}
+
+// Stats returns API call counts per action ("CreateFleet", "sqs:ReceiveMessage", …).
+func (w *World) Stats() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]int, len(w.stats))
+	for k, v := range w.stats {
+		out[k] = v
+	}
+	return out
+}
+
+// admit counts a call and applies injected faults; it returns the fault code
+// to answer with ("" to proceed) and the latency to add.
+func (w *World) admit(action string) (fault string, latency time.Duration) {
+	w.mu.Lock()
+	defer w.unlock()
+	w.stats[action]++
+	w.tickLocked()
+	for _, k := range []string{action, "*"} {
+		if w.throttle[k] > 0 {
+			w.throttle[k]--
+			return "RequestLimitExceeded", w.latency
+		}
+		if w.failures[k] > 0 {
+			w.failures[k]--
+			return "InternalError", w.latency
+		}
+	}
+	return "", w.latency
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *World) subnet(id string) *Subnet {
+	for _, s := range w.subnets {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+func (w *World) zoneID(zone string) string {
+	for i, z := range w.opts.Zones {
+		if z == zone {
+			return fmt.Sprintf("use1-az%d", i+1)
+		}
+	}
+	return ""
+}
