@@ -1,0 +1,23 @@
+// Package controllers is the home of Nodesmith's reconcilers, one package per
+// controller:
+//
+//   - state: the informer-backed view of nodes, pods, NodeClaims, NodePools,
+//     DaemonSets and PDBs that every decision is gathered from, plus the
+//     in-memory nominations of pods onto in-flight capacity;
+//   - provisioning: batches pending pods, runs the pure solver
+//     (pkg/scheduling) and creates and launches the NodeClaims it plans;
+//   - nodeclaim/lifecycle: launch, registration, initialization and liveness
+//     of each NodeClaim;
+//   - termination: taint, drain (Eviction API, PDBs, do-not-disrupt, tiers),
+//     terminate the instance, remove finalizers;
+//   - garbagecollection: orphan instances and claims whose instance vanished;
+//   - nodepool: status, usage against limits and readiness;
+//   - emptiness: removes empty nodes after consolidateAfter within budgets;
+//   - events: typed, de-duplicated Events.
+//
+// Every reconciler follows one skeleton: get the object, put the finalizer on
+// first, patch status in a deferred call, run the phases, return the lowest
+// result. RequeueAfter waits, an error retries, reconcile.TerminalError
+// gives up; Requeue: true is never used. Decisions are the pure functions of
+// pkg/lifecycle and pkg/scheduling; these packages only gather and act.
+package controllers

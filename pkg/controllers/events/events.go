@@ -1,0 +1,128 @@
+package events
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+)
+
+// Event is one Event to emit.
+type Event struct {
+	Object  runtime.Object
+	UID     types.UID
+	Type    string // corev1.EventTypeNormal or corev1.EventTypeWarning
+	Reason  string
+	Action  string
+	Message string
+}
+
+// Recorder emits Events, dropping repeats within the de-duplication window.
+type Recorder struct {
+	rec    events.EventRecorder
+	clk    clock.Clock
+	window time.Duration
+
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+// NewRecorder wraps rec; repeats within window are dropped.
+func NewRecorder(rec events.EventRecorder, clk clock.Clock, window time.Duration) *Recorder {
+	return &Recorder{rec: rec, clk: clk, window: window, seen: map[string]time.Time{}}
+}
+
+// Publish emits each event unless an identical one was emitted within the window.
+func (r *Recorder) Publish(evts ...Event) {
+	if r == nil {
+		return
+	}
+	now := r.clk.Now()
+	for _, e := range evts {
+		key := fmt.Sprintf("%s/%s/%s", e.UID, e.Reason, e.Message)
+		r.mu.Lock()
+		last, ok := r.seen[key]
+		if ok && now.Sub(last) < r.window {
+			r.mu.Unlock()
+			continue
+		}
+		r.seen[key] = now
+		if len(r.seen) > 10000 {
+			r.gcLocked(now)
+		}
+		r.mu.Unlock()
+		r.rec.Eventf(e.Object, nil, e.Type, e.Reason, e.Action, "%s", e.Message)
+	}
+}
+
+func (r *Recorder) gcLocked(now time.Time) {
+	for k, t := range r.seen {
+		if now.Sub(t) >= r.window {
+			delete(r.seen, k)
+		}
+	}
+}
+
+func obj(o interface {
+	runtime.Object
+	GetUID() types.UID
+}, typ, reason, action, msg string) Event {
+	return Event{Object: o, UID: o.GetUID(), Type: typ, Reason: reason, Action: action, Message: msg}
+}
+
+// Pod events.
+
+// PodUnschedulable: the solver found no existing, in-flight or new node for the pod.
+func PodUnschedulable(pod *corev1.Pod, reason string) Event {
+	return obj(pod, corev1.EventTypeWarning, "FailedProvisioning", "Provision", "cannot place pod: "+reason)
+}
+
+// PodNominated: the pod will run on a node being launched or already running.
+func PodNominated(pod *corev1.Pod, target string) Event {
+	return obj(pod, corev1.EventTypeNormal, "Nominated", "Provision", "pod should schedule on "+target)
+}
+
+// PodEvictionBlocked: a drain waits for this pod (PDB or do-not-disrupt).
+func PodEvictionBlocked(pod *corev1.Pod, why string) Event {
+	return obj(pod, corev1.EventTypeWarning, "EvictionBlocked", "Drain", why)
+}
+
+// NodeClaim and Node events.
+
+type object interface {
+	runtime.Object
+	GetUID() types.UID
+}
+
+// Normal is a Normal event on o.
+func Normal(o object, reason, action, msg string) Event {
+	return obj(o, corev1.EventTypeNormal, reason, action, msg)
+}
+
+// Warning is a Warning event on o.
+func Warning(o object, reason, action, msg string) Event {
+	return obj(o, corev1.EventTypeWarning, reason, action, msg)
+}
+
+// Reasons used on NodeClaims, Nodes and NodePools.
+const (
+	ReasonLaunched             = "Launched"
+	ReasonLaunchFailed         = "LaunchFailed"
+	ReasonInsufficientCapacity = "InsufficientCapacity"
+	ReasonRegistered           = "Registered"
+	ReasonInitialized          = "Initialized"
+	ReasonLivenessTimeout      = "LivenessTimeout"
+	ReasonDraining             = "Draining"
+	ReasonDrainBlocked         = "DrainBlocked"
+	ReasonGracePeriodElapsed   = "GracePeriodElapsed"
+	ReasonTerminated           = "Terminated"
+	ReasonInstanceGone         = "InstanceGone"
+	ReasonOrphanTerminated     = "OrphanTerminated"
+	ReasonEmpty                = "Empty"
+	ReasonLimitReached         = "LimitReached"
+)

@@ -1,0 +1,137 @@
+package garbagecollection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/controllers/events"
+	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
+)
+
+// Options tune garbage collection.
+type Options struct {
+	// Interval between passes (default 30 s).
+	Interval time.Duration
+	// Grace is how old an unaccounted instance, or a claim whose instance is
+	// missing, must be before it is collected (default 30 s): a claim's
+	// status is written a moment after its instance launches.
+	Grace time.Duration
+}
+
+// Controller is a leader-elected loop (a manager Runnable).
+type Controller struct {
+	kube     client.Client
+	cloud    cloudprovider.CloudProvider
+	clk      clock.Clock
+	recorder *events.Recorder
+	metrics  *metrics.Metrics
+	opts     Options
+}
+
+// New builds the controller.
+func New(kube client.Client, cloud cloudprovider.CloudProvider, clk clock.Clock, rec *events.Recorder, m *metrics.Metrics, opts Options) *Controller {
+	if opts.Interval <= 0 {
+		opts.Interval = 30 * time.Second
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 30 * time.Second
+	}
+	return &Controller{kube: kube, cloud: cloud, clk: clk, recorder: rec, metrics: m, opts: opts}
+}
+
+// NeedLeaderElection: only the leader may terminate instances.
+func (c *Controller) NeedLeaderElection() bool { return true }
+
+// Start runs passes until ctx ends; a failed pass is logged and retried next interval.
+func (c *Controller) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("garbagecollection")
+	for {
+		if err := c.Collect(ctx); err != nil {
+			logger.Error(err, "garbage collection pass failed")
+		}
+		t := c.clk.NewTimer(c.opts.Interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C():
+		}
+	}
+}
+
+// Collect runs one pass.
+func (c *Controller) Collect(ctx context.Context) error {
+	instances, err := c.cloud.List(ctx)
+	if err != nil {
+		return fmt.Errorf("listing instances: %w", err)
+	}
+	var claims nsv1.NodeClaimList
+	if err := c.kube.List(ctx, &claims); err != nil {
+		return fmt.Errorf("listing nodeclaims: %w", err)
+	}
+	byID := map[string]*nsv1.NodeClaim{}
+	byName := map[string]*nsv1.NodeClaim{}
+	for i := range claims.Items {
+		cl := &claims.Items[i]
+		byName[cl.Name] = cl
+		if cl.Status.ProviderID != "" {
+			byID[cl.Status.ProviderID] = cl
+		}
+	}
+	now := c.clk.Now()
+	var errs []error
+	live := map[string]bool{}
+	for _, in := range instances {
+		live[in.Status.ProviderID] = true
+		if byID[in.Status.ProviderID] != nil {
+			continue
+		}
+		// A claim of that name with no providerID yet is mid-launch (or its
+		// controller died before writing status): its next launch attempt
+		// returns this very instance, so it is not an orphan.
+		if cl := byName[in.Name]; cl != nil && cl.Status.ProviderID == "" && cl.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if now.Sub(in.CreationTimestamp.Time) < c.opts.Grace {
+			continue
+		}
+		if err := c.cloud.Delete(ctx, in); cloudprovider.IgnoreNodeClaimNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("terminating orphan instance %s: %w", in.Status.ProviderID, err))
+			continue
+		}
+		c.metrics.NodeClaimsTerminated.WithLabelValues(in.Labels[nsv1.LabelNodePool], "orphan").Inc()
+		log.FromContext(ctx).Info("terminated orphan instance", "providerID", in.Status.ProviderID, "nodeclaim", in.Name)
+	}
+	for _, cl := range byID {
+		if live[cl.Status.ProviderID] || !cl.DeletionTimestamp.IsZero() || !rules.IsTrue(cl.Status.Conditions, nsv1.ConditionLaunched) {
+			continue
+		}
+		if now.Sub(cl.CreationTimestamp.Time) < c.opts.Grace {
+			continue
+		}
+		// List may lag a fresh launch; ask for this one instance before acting.
+		if _, err := c.cloud.Get(ctx, cl.Status.ProviderID); !cloudprovider.IsNodeClaimNotFound(err) {
+			if err != nil {
+				errs = append(errs, fmt.Errorf("checking instance of nodeclaim %s: %w", cl.Name, err))
+			}
+			continue
+		}
+		c.recorder.Publish(events.Warning(cl, events.ReasonInstanceGone, "Delete",
+			fmt.Sprintf("instance %s no longer exists; deleting the claim so its pods are planned again", cl.Status.ProviderID)))
+		if err := c.kube.Delete(ctx, cl); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting nodeclaim %s whose instance vanished: %w", cl.Name, err))
+			continue
+		}
+		c.metrics.NodeClaimsTerminated.WithLabelValues(cl.Labels[nsv1.LabelNodePool], "instance_gone").Inc()
+	}
+	return errors.Join(errs...)
+}

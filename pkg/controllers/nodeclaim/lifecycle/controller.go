@@ -1,0 +1,171 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/controllers/events"
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
+)
+
+// Options tune the controller.
+type Options struct {
+	Timeouts rules.Timeouts
+	// Replan is called with the pods released when a claim fails to launch,
+	// so the provisioner plans them again without waiting for a new trigger.
+	Replan func(pods []types.UID)
+	// MaxConcurrentReconciles bounds parallel reconciles (launches are slow).
+	MaxConcurrentReconciles int
+}
+
+// Controller reconciles NodeClaims through launch, registration and
+// initialization.
+type Controller struct {
+	kube     client.Client
+	cluster  *state.Cluster
+	clk      clock.Clock
+	recorder *events.Recorder
+	metrics  *metrics.Metrics
+	opts     Options
+	launcher *Launcher
+}
+
+// New builds the controller.
+func New(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.Cluster, clk clock.Clock,
+	rec *events.Recorder, m *metrics.Metrics, opts Options) *Controller {
+	if opts.Timeouts == (rules.Timeouts{}) {
+		opts.Timeouts = rules.DefaultTimeouts()
+	}
+	return &Controller{kube: kube, cluster: cluster, clk: clk, recorder: rec, metrics: m, opts: opts,
+		launcher: NewLauncher(kube, cloud, cluster, clk, rec, m, opts.Replan)}
+}
+
+// Launcher is the launch phase, shared with the provisioner, which launches
+// the claims it creates in the same cycle.
+func (c *Controller) Launcher() *Launcher { return c.launcher }
+
+// SetupWithManager registers the controller: NodeClaims, and Nodes mapped to
+// their claim by providerID.
+func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	workers := c.opts.MaxConcurrentReconciles
+	if workers <= 0 {
+		workers = 10
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("nodeclaim.lifecycle").
+		For(&nsv1.NodeClaim{}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimForNode)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(c)
+}
+
+func (c *Controller) claimForNode(ctx context.Context, o client.Object) []reconcile.Request {
+	claim, err := state.ClaimForNode(ctx, c.kube, o.(*corev1.Node))
+	if err != nil || claim == nil {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: claim.Name}}}
+}
+
+// phase is one step of the lifecycle; it mutates the claim in memory and
+// says when to look again.
+type phase func(ctx context.Context, claim *nsv1.NodeClaim) (reconcile.Result, error)
+
+// Reconcile is the skeleton: get → finalizer first → deferred patch → phases
+// → lowest result.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, err error) {
+	claim := &nsv1.NodeClaim{}
+	if err := c.kube.Get(ctx, req.NamespacedName, claim); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !claim.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, nil // the termination controller owns deleting claims
+	}
+	if !controllerutil.ContainsFinalizer(claim, nsv1.TerminationFinalizer) {
+		// Finalizer first: an instance must never exist for a claim that can
+		// vanish without the termination controller seeing it.
+		base := claim.DeepCopy()
+		controllerutil.AddFinalizer(claim, nsv1.TerminationFinalizer)
+		if err := c.kube.Patch(ctx, claim, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("adding finalizer to nodeclaim %s: %w", claim.Name, err))
+		}
+	}
+	base := claim.DeepCopy()
+	defer func() {
+		if perr := c.persist(ctx, base, claim); perr != nil {
+			err = errors.Join(err, perr)
+		}
+	}()
+
+	var results []reconcile.Result
+	for _, p := range []phase{c.launch, c.register, c.initialize, c.liveness} {
+		r, err := p(ctx, claim)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if !claim.DeletionTimestamp.IsZero() {
+			return reconcile.Result{}, nil // liveness or launch deleted it
+		}
+		results = append(results, r)
+	}
+	return lowest(results), nil
+}
+
+// persist writes metadata then status changes made by the phases.
+func (c *Controller) persist(ctx context.Context, base, claim *nsv1.NodeClaim) error {
+	if !claim.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	ready := rules.ClaimReady(claim.Status.Conditions)
+	rules.SetCondition(&claim.Status.Conditions, ready, claim.Generation, metav1.NewTime(c.clk.Now()))
+	if !equality.Semantic.DeepEqual(base.Labels, claim.Labels) {
+		if err := c.kube.Patch(ctx, claim, client.MergeFrom(base)); err != nil {
+			return client.IgnoreNotFound(fmt.Errorf("patching nodeclaim %s labels: %w", claim.Name, err))
+		}
+	}
+	if !equality.Semantic.DeepEqual(base.Status, claim.Status) {
+		if err := c.kube.Status().Patch(ctx, claim, client.MergeFrom(base)); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("patching nodeclaim %s status: %w", claim.Name, err)
+		}
+	}
+	return nil
+}
+
+// lowest is the soonest requeue among the phases' results (zero means none).
+func lowest(rs []reconcile.Result) reconcile.Result {
+	var out time.Duration
+	for _, r := range rs {
+		if r.RequeueAfter > 0 && (out == 0 || r.RequeueAfter < out) {
+			out = r.RequeueAfter
+		}
+	}
+	return reconcile.Result{RequeueAfter: out}
+}
+
+func (c *Controller) setCondition(claim *nsv1.NodeClaim, cond metav1.Condition) {
+	rules.SetCondition(&claim.Status.Conditions, cond, claim.Generation, metav1.NewTime(c.clk.Now()))
+}
+
+func poolOf(claim *nsv1.NodeClaim) string { return claim.Labels[nsv1.LabelNodePool] }

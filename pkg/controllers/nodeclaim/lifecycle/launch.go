@@ -1,0 +1,154 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/controllers/events"
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
+)
+
+// Outcome of one launch attempt.
+type Outcome int
+
+const (
+	// Launched: the instance exists and the claim's status describes it.
+	Launched Outcome = iota
+	// Busy: someone else is launching this claim right now.
+	Busy
+	// Failed: Create failed; the claim stays and the error says why.
+	Failed
+	// Deleted: no offering had capacity; the claim was deleted and its pods released.
+	Deleted
+)
+
+// Launcher runs CloudProvider.Create for a claim and records the result.
+type Launcher struct {
+	kube     client.Client
+	cloud    cloudprovider.CloudProvider
+	cluster  *state.Cluster
+	clk      clock.Clock
+	recorder *events.Recorder
+	metrics  *metrics.Metrics
+	replan   func([]types.UID)
+}
+
+// NewLauncher builds a Launcher; replan may be nil.
+func NewLauncher(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.Cluster, clk clock.Clock,
+	rec *events.Recorder, m *metrics.Metrics, replan func([]types.UID)) *Launcher {
+	return &Launcher{kube: kube, cloud: cloud, cluster: cluster, clk: clk, recorder: rec, metrics: m, replan: replan}
+}
+
+// Launch creates the instance for claim and fills claim's status and labels
+// in memory; the caller persists them. On insufficient capacity it deletes
+// the claim (the provider has marked the offerings unavailable, so the next
+// plan avoids them) and hands its nominated pods to replan.
+func (l *Launcher) Launch(ctx context.Context, claim *nsv1.NodeClaim) (Outcome, error) {
+	if rules.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
+		return Launched, nil
+	}
+	if !l.cluster.StartLaunch(claim.Name) {
+		return Busy, nil
+	}
+	defer l.cluster.EndLaunch(claim.Name)
+	return l.LaunchHeld(ctx, claim)
+}
+
+// LaunchHeld is Launch for a caller that already holds the claim's launch
+// mark (state.Cluster.StartLaunch), as the provisioner does from before the
+// claim exists so the lifecycle controller never races it.
+func (l *Launcher) LaunchHeld(ctx context.Context, claim *nsv1.NodeClaim) (Outcome, error) {
+	if rules.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
+		return Launched, nil
+	}
+	created, err := l.cloud.Create(ctx, claim)
+	now := metav1.NewTime(l.clk.Now())
+	switch {
+	case cloudprovider.IsInsufficientCapacity(err):
+		l.recorder.Publish(events.Warning(claim, events.ReasonInsufficientCapacity, "Launch",
+			fmt.Sprintf("no requested offering had capacity; planning the pods again: %v", err)))
+		if derr := l.kube.Delete(ctx, claim); client.IgnoreNotFound(derr) != nil {
+			return Failed, fmt.Errorf("deleting nodeclaim %s after insufficient capacity: %w", claim.Name, derr)
+		}
+		l.metrics.NodeClaimsTerminated.WithLabelValues(poolOf(claim), "insufficient_capacity").Inc()
+		claim.DeletionTimestamp = &now
+		if released := l.cluster.ReleaseTarget(claim.Name); len(released) > 0 && l.replan != nil {
+			l.replan(released)
+		}
+		return Deleted, nil
+	case cloudprovider.IsNodeClassNotReady(err):
+		rules.SetCondition(&claim.Status.Conditions, rules.Condition(nsv1.ConditionLaunched, false, "NodeClassNotReady", err.Error()), claim.Generation, now)
+		l.recorder.Publish(events.Warning(claim, events.ReasonLaunchFailed, "Launch", err.Error()))
+		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
+	case err != nil:
+		rules.SetCondition(&claim.Status.Conditions, rules.Condition(nsv1.ConditionLaunched, false, "LaunchFailed", err.Error()), claim.Generation, now)
+		l.recorder.Publish(events.Warning(claim, events.ReasonLaunchFailed, "Launch", err.Error()))
+		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
+	}
+	PopulateStatus(claim, created)
+	rules.SetCondition(&claim.Status.Conditions, rules.Condition(nsv1.ConditionLaunched, true, "", ""), claim.Generation, now)
+	l.metrics.NodeClaimsLaunched.WithLabelValues(poolOf(claim), claim.Status.CapacityType).Inc()
+	l.recorder.Publish(events.Normal(claim, events.ReasonLaunched, "Launch", fmt.Sprintf("launched %s %s in %s at $%s/h (%s)",
+		claim.Status.CapacityType, claim.Status.InstanceType, claim.Status.Zone, priceString(claim), claim.Status.ProviderID)))
+	return Launched, nil
+}
+
+// PopulateStatus copies what the cloud reports about the instance into claim,
+// and labels the claim with the instance type, zone and capacity type so they
+// reach the Node at registration.
+func PopulateStatus(claim, created *nsv1.NodeClaim) {
+	claim.Status.ProviderID = created.Status.ProviderID
+	claim.Status.ImageID = created.Status.ImageID
+	claim.Status.InstanceType = created.Status.InstanceType
+	claim.Status.Zone = created.Status.Zone
+	claim.Status.CapacityType = created.Status.CapacityType
+	claim.Status.Price = created.Status.Price
+	claim.Status.Capacity = created.Status.Capacity
+	claim.Status.Allocatable = created.Status.Allocatable
+	if claim.Labels == nil {
+		claim.Labels = map[string]string{}
+	}
+	for k, v := range created.Labels {
+		claim.Labels[k] = v
+	}
+	for k, v := range map[string]string{
+		corev1.LabelInstanceTypeStable: created.Status.InstanceType,
+		corev1.LabelTopologyZone:       created.Status.Zone,
+		nsv1.LabelCapacityType:         created.Status.CapacityType,
+	} {
+		if v != "" {
+			claim.Labels[k] = v
+		}
+	}
+}
+
+func priceString(claim *nsv1.NodeClaim) string {
+	if claim.Status.Price == nil {
+		return "?"
+	}
+	return claim.Status.Price.String()
+}
+
+// launch is the controller's phase: it launches claims the provisioner did not.
+func (c *Controller) launch(ctx context.Context, claim *nsv1.NodeClaim) (reconcile.Result, error) {
+	out, err := c.launcher.Launch(ctx, claim)
+	switch out {
+	case Busy:
+		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
+	case Failed:
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, nil
+}

@@ -1,0 +1,221 @@
+package provisioning
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/controllers/events"
+	ncl "github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
+)
+
+// create makes the NodeClaim for a planned claim, owned by its pool, with the
+// requirements narrowed to the planned options, and nominates its pods. The
+// caller gets the launch mark, taken before the claim exists.
+func (p *Provisioner) create(ctx context.Context, pool *nsv1.NodePool, cp *scheduling.ClaimPlan) (*nsv1.NodeClaim, error) {
+	tmpl := pool.Spec.Template
+	labels := map[string]string{}
+	for k, v := range cp.Labels {
+		labels[k] = v
+	}
+	labels[nsv1.LabelNodePool] = pool.Name
+	claim := &nsv1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        pool.Name + "-" + utilrand.String(5),
+			Labels:      labels,
+			Annotations: tmpl.ObjectMeta.Annotations,
+			Finalizers:  []string{nsv1.TerminationFinalizer},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: nsv1.GroupVersion.String(), Kind: "NodePool", Name: pool.Name, UID: pool.UID,
+				BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: nsv1.NodeClaimSpec{
+			Requirements:           cp.Requirements.NodeSelectorRequirements(),
+			Resources:              nsv1.ResourceRequirements{Requests: cp.Requests},
+			Taints:                 cp.Taints,
+			StartupTaints:          cp.StartupTaints,
+			NodeClassRef:           tmpl.Spec.NodeClassRef,
+			ExpireAfter:            tmpl.Spec.ExpireAfter,
+			TerminationGracePeriod: tmpl.Spec.TerminationGracePeriod,
+		},
+	}
+	p.cluster.StartLaunch(claim.Name)
+	if err := p.kube.Create(ctx, claim); err != nil {
+		p.cluster.EndLaunch(claim.Name)
+		return nil, fmt.Errorf("creating nodeclaim for nodepool %s: %w", pool.Name, err)
+	}
+	for _, pod := range cp.Pods {
+		p.cluster.Nominate(pod.UID, claim.Name)
+	}
+	p.recent.add(claim)
+	p.metrics.NodeClaimsCreated.WithLabelValues(pool.Name, "provisioning").Inc()
+	p.recorder.Publish(events.Normal(claim, "Created", "Provision", fmt.Sprintf("for %d pods, %d launch options from $%.4f/h",
+		len(cp.Pods), len(cp.Options), cp.Price())))
+	return claim, nil
+}
+
+// launchAll launches the claims in parallel (their launch marks are held)
+// and writes each result; it reports whether any claim was deleted for
+// insufficient capacity.
+func (p *Provisioner) launchAll(ctx context.Context, claims []*nsv1.NodeClaim) bool {
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		deleted bool
+		sem     = make(chan struct{}, p.opts.LaunchWorkers)
+	)
+	for _, claim := range claims {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			defer p.cluster.EndLaunch(claim.Name)
+			out, err := p.launchOne(ctx, claim)
+			if err != nil {
+				// The lifecycle controller retries it; liveness bounds that.
+				log.FromContext(ctx).Error(err, "launching nodeclaim", "nodeclaim", claim.Name)
+			}
+			if out == ncl.Deleted {
+				p.recent.remove(claim.Name)
+				mu.Lock()
+				deleted = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return deleted
+}
+
+func (p *Provisioner) launchOne(ctx context.Context, claim *nsv1.NodeClaim) (ncl.Outcome, error) {
+	base := claim.DeepCopy()
+	out, err := p.launcher.LaunchHeld(ctx, claim)
+	if out == ncl.Deleted {
+		return out, nil
+	}
+	now := metav1.NewTime(p.clk.Now())
+	rules.SetCondition(&claim.Status.Conditions, rules.ClaimReady(claim.Status.Conditions), claim.Generation, now)
+	if !equality.Semantic.DeepEqual(base.Labels, claim.Labels) {
+		if perr := p.kube.Patch(ctx, claim, client.MergeFrom(base)); perr != nil {
+			return out, fmt.Errorf("labelling nodeclaim %s: %w", claim.Name, perr)
+		}
+		base.Labels = claim.Labels
+	}
+	if perr := p.kube.Status().Patch(ctx, claim, client.MergeFrom(base)); perr != nil {
+		return out, fmt.Errorf("writing launch status of nodeclaim %s: %w", claim.Name, perr)
+	}
+	p.recent.add(claim)
+	return out, err
+}
+
+// recentClaims holds the claims this process created until the cache shows
+// them, so the next cycle's usage and in-flight capacity include them.
+type recentClaims struct {
+	clk clock.Clock
+	ttl time.Duration
+	mu  sync.Mutex
+	m   map[string]recentClaim
+	// gone are claims this process deleted, hidden from snapshots until the
+	// cache shows the deletion: their capacity must not attract pods.
+	gone map[string]time.Time
+}
+
+type recentClaim struct {
+	claim *nsv1.NodeClaim
+	at    time.Time
+}
+
+func newRecentClaims(clk clock.Clock, ttl time.Duration) *recentClaims {
+	return &recentClaims{clk: clk, ttl: ttl, m: map[string]recentClaim{}, gone: map[string]time.Time{}}
+}
+
+func (r *recentClaims) add(c *nsv1.NodeClaim) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[c.Name] = recentClaim{claim: c.DeepCopy(), at: r.clk.Now()}
+}
+
+func (r *recentClaims) remove(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, name)
+	r.gone[name] = r.clk.Now()
+}
+
+// merge adds to snap the recent claims it lacks, replaces stale cached
+// copies with ours when ours has launched, and forgets entries the cache has
+// caught up with or that expired.
+func (r *recentClaims) merge(snap *state.Snapshot) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clk.Now()
+	kept := snap.NodeClaims[:0]
+	for _, c := range snap.NodeClaims {
+		if at, ok := r.gone[c.Name]; ok && c.DeletionTimestamp.IsZero() && now.Sub(at) < r.ttl {
+			continue
+		}
+		kept = append(kept, c)
+	}
+	snap.NodeClaims = kept
+	for name, at := range r.gone {
+		if now.Sub(at) >= r.ttl {
+			delete(r.gone, name)
+		}
+	}
+	seen := map[string]int{}
+	for i, c := range snap.NodeClaims {
+		seen[c.Name] = i
+	}
+	for name, rc := range r.m {
+		if now.Sub(rc.at) > r.ttl {
+			delete(r.m, name)
+			continue
+		}
+		i, ok := seen[name]
+		if !ok {
+			snap.NodeClaims = append(snap.NodeClaims, rc.claim)
+			continue
+		}
+		cached := snap.NodeClaims[i]
+		if cached.Status.ProviderID == "" && rc.claim.Status.ProviderID != "" {
+			snap.NodeClaims[i] = rc.claim
+			continue
+		}
+		delete(r.m, name)
+	}
+}
+
+func usageOf(claims []*nsv1.NodeClaim) (corev1.ResourceList, int64) {
+	total := corev1.ResourceList{}
+	for _, c := range claims {
+		res := c.Status.Capacity
+		if len(res) == 0 {
+			res = c.Spec.Resources.Requests
+		}
+		for name, q := range res {
+			cur := total[name]
+			cur.Add(q)
+			total[name] = cur
+		}
+	}
+	return total, int64(len(claims))
+}
+
+func resourceInt(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }

@@ -1,0 +1,53 @@
+package provisioning
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+)
+
+// recheck is how often a still-pending pod triggers a batch again, so a pod
+// whose nomination lapsed, or whose pool became ready, is not forgotten.
+const recheck = 10 * time.Second
+
+// PodController triggers the batcher for provisionable pods.
+type PodController struct {
+	kube        client.Client
+	cluster     *state.Cluster
+	provisioner *Provisioner
+}
+
+// NewPodController builds the pod trigger.
+func NewPodController(kube client.Client, cluster *state.Cluster, p *Provisioner) *PodController {
+	return &PodController{kube: kube, cluster: cluster, provisioner: p}
+}
+
+// SetupWithManager watches pods.
+func (c *PodController) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("provisioning.pods").For(&corev1.Pod{}).Complete(c)
+}
+
+// Reconcile triggers a batch for a provisionable pod that is not nominated.
+func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pod := &corev1.Pod{}
+	if err := c.kube.Get(ctx, req.NamespacedName, pod); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if ok, _ := rules.IsProvisionable(pod); !ok {
+		if pod.Spec.NodeName != "" {
+			c.cluster.Forget(pod.UID)
+		}
+		return reconcile.Result{}, nil
+	}
+	if _, nominated := c.cluster.Nominated(pod.UID); !nominated {
+		c.provisioner.Trigger(string(pod.UID))
+	}
+	return reconcile.Result{RequeueAfter: recheck}, nil
+}

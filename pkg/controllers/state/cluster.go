@@ -1,0 +1,190 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+)
+
+// Cluster is the controller's view of the cluster.
+type Cluster struct {
+	c   client.Reader
+	clk clock.Clock
+	// nominationTTL is how long a nomination holds a pod back from new
+	// batches; past it the pod is planned again (the node may never come).
+	nominationTTL time.Duration
+
+	mu          sync.Mutex
+	nominations map[types.UID]nomination
+	launching   map[string]struct{}
+}
+
+type nomination struct {
+	target  string
+	expires time.Time
+}
+
+// NewCluster reads through c (the manager's cached client).
+func NewCluster(c client.Reader, clk clock.Clock, nominationTTL time.Duration) *Cluster {
+	return &Cluster{c: c, clk: clk, nominationTTL: nominationTTL,
+		nominations: map[types.UID]nomination{}, launching: map[string]struct{}{}}
+}
+
+// Reader is the cached reader the view is built from.
+func (c *Cluster) Reader() client.Reader { return c.c }
+
+// Nominate records that pod is expected to run on target (a node or a claim).
+func (c *Cluster) Nominate(pod types.UID, target string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nominations[pod] = nomination{target: target, expires: c.clk.Now().Add(c.nominationTTL)}
+}
+
+// Nominated returns the target pod was nominated to, if the nomination holds.
+func (c *Cluster) Nominated(pod types.UID) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.nominations[pod]
+	if !ok {
+		return "", false
+	}
+	if !c.clk.Now().Before(n.expires) {
+		delete(c.nominations, pod)
+		return "", false
+	}
+	return n.target, true
+}
+
+// ReleaseTarget drops every nomination onto target (its claim failed or was
+// deleted) and returns the pods released, so they can be planned again now.
+func (c *Cluster) ReleaseTarget(target string) []types.UID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []types.UID
+	for uid, n := range c.nominations {
+		if n.target == target {
+			delete(c.nominations, uid)
+			out = append(out, uid)
+		}
+	}
+	return out
+}
+
+// HasNominations reports whether any live nomination targets one of targets.
+func (c *Cluster) HasNominations(targets ...string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clk.Now()
+	for _, n := range c.nominations {
+		if !now.Before(n.expires) {
+			continue
+		}
+		for _, t := range targets {
+			if t != "" && n.target == t {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Forget drops pod's nomination (it was bound or deleted).
+func (c *Cluster) Forget(pod types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.nominations, pod)
+}
+
+// StartLaunch marks claim as being launched by the caller; it returns false
+// when someone else already is.
+func (c *Cluster) StartLaunch(claim string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.launching[claim]; ok {
+		return false
+	}
+	c.launching[claim] = struct{}{}
+	return true
+}
+
+// EndLaunch clears the mark set by StartLaunch.
+func (c *Cluster) EndLaunch(claim string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.launching, claim)
+}
+
+// Snapshot is everything a provisioning or disruption decision reads.
+type Snapshot struct {
+	Pods        []*corev1.Pod
+	Nodes       []*corev1.Node
+	NodeClaims  []*nsv1.NodeClaim
+	NodePools   []*nsv1.NodePool
+	DaemonSets  []*appsv1.DaemonSet
+	PDBs        []*policyv1.PodDisruptionBudget
+	PodsByNode  map[string][]*corev1.Pod
+	NodeByID    map[string]*corev1.Node // by providerID
+	ClaimByNode map[string]*nsv1.NodeClaim
+}
+
+// Snapshot lists every object from the cache. The objects are the cache's
+// own: callers must not mutate them (DeepCopy first).
+func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
+	var (
+		pods   corev1.PodList
+		nodes  corev1.NodeList
+		claims nsv1.NodeClaimList
+		pools  nsv1.NodePoolList
+		dss    appsv1.DaemonSetList
+		pdbs   policyv1.PodDisruptionBudgetList
+	)
+	for _, l := range []client.ObjectList{&pods, &nodes, &claims, &pools, &dss, &pdbs} {
+		if err := c.c.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("listing %T for the cluster snapshot: %w", l, err)
+		}
+	}
+	s := &Snapshot{PodsByNode: map[string][]*corev1.Pod{}, NodeByID: map[string]*corev1.Node{}, ClaimByNode: map[string]*nsv1.NodeClaim{}}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		s.Pods = append(s.Pods, p)
+		if p.Spec.NodeName != "" {
+			s.PodsByNode[p.Spec.NodeName] = append(s.PodsByNode[p.Spec.NodeName], p)
+		}
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		s.Nodes = append(s.Nodes, n)
+		if n.Spec.ProviderID != "" {
+			s.NodeByID[n.Spec.ProviderID] = n
+		}
+	}
+	for i := range claims.Items {
+		cl := &claims.Items[i]
+		s.NodeClaims = append(s.NodeClaims, cl)
+		if cl.Status.NodeName != "" {
+			s.ClaimByNode[cl.Status.NodeName] = cl
+		} else if n, ok := s.NodeByID[cl.Status.ProviderID]; ok && cl.Status.ProviderID != "" {
+			s.ClaimByNode[n.Name] = cl
+		}
+	}
+	for i := range pools.Items {
+		s.NodePools = append(s.NodePools, &pools.Items[i])
+	}
+	for i := range dss.Items {
+		s.DaemonSets = append(s.DaemonSets, &dss.Items[i])
+	}
+	for i := range pdbs.Items {
+		s.PDBs = append(s.PDBs, &pdbs.Items[i])
+	}
+	return s, nil
+}

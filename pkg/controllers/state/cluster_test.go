@@ -1,0 +1,55 @@
+package state
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func TestNominations(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := NewCluster(nil, clk, time.Minute)
+	c.Nominate("a", "claim-1")
+	c.Nominate("b", "claim-1")
+	c.Nominate("c", "node-2")
+
+	tests := []struct {
+		name       string
+		step       func()
+		pod        types.UID
+		wantTarget string
+		wantOK     bool
+	}{
+		{name: "nominated", pod: "a", wantTarget: "claim-1", wantOK: true},
+		{name: "unknown pod", pod: "z"},
+		{name: "released with its target", step: func() {
+			if got := c.ReleaseTarget("claim-1"); len(got) != 2 {
+				t.Fatalf("ReleaseTarget released %v, want two pods", got)
+			}
+		}, pod: "a"},
+		{name: "other target kept", pod: "c", wantTarget: "node-2", wantOK: true},
+		{name: "expired", step: func() { clk.Step(time.Minute) }, pod: "c"},
+	}
+	for _, tt := range tests {
+		if tt.step != nil {
+			tt.step()
+		}
+		got, ok := c.Nominated(tt.pod)
+		if got != tt.wantTarget || ok != tt.wantOK {
+			t.Fatalf("%s: Nominated(%s) = %q %v, want %q %v", tt.name, tt.pod, got, ok, tt.wantTarget, tt.wantOK)
+		}
+	}
+}
+
+func TestLaunchMarks(t *testing.T) {
+	c := NewCluster(nil, clocktesting.NewFakeClock(time.Now()), time.Minute)
+	if !c.StartLaunch("x") || c.StartLaunch("x") {
+		t.Fatal("a second StartLaunch of the same claim was allowed")
+	}
+	c.EndLaunch("x")
+	if !c.StartLaunch("x") {
+		t.Fatal("StartLaunch after EndLaunch was refused")
+	}
+}

@@ -1,0 +1,108 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const namespace = "nodesmith"
+
+// Label names.
+const (
+	LabelNodePool     = "nodepool"
+	LabelReason       = "reason"
+	LabelCapacityType = "capacity_type"
+	LabelResource     = "resource"
+	LabelMethod       = "method"
+	LabelError        = "error"
+)
+
+// Metrics holds every collector the controller updates.
+type Metrics struct {
+	SchedulingDuration prometheus.Histogram
+	QueueDepth         prometheus.Gauge
+	PodsPending        prometheus.Gauge
+	PodsUnschedulable  prometheus.Gauge
+
+	NodeClaimsCreated     *prometheus.CounterVec
+	NodeClaimsLaunched    *prometheus.CounterVec
+	NodeClaimsRegistered  *prometheus.CounterVec
+	NodeClaimsInitialized *prometheus.CounterVec
+	NodeClaimsTerminated  *prometheus.CounterVec
+
+	NodePoolUsage *prometheus.GaugeVec
+	NodePoolLimit *prometheus.GaugeVec
+	CostPerHour   *prometheus.GaugeVec
+
+	CloudCalls    *prometheus.CounterVec
+	CloudErrors   *prometheus.CounterVec
+	CloudDuration *prometheus.HistogramVec
+}
+
+// New builds the collectors and registers them on reg. It fails when reg
+// already holds collectors with the same names.
+func New(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		SchedulingDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Subsystem: "scheduler", Name: "scheduling_duration_seconds",
+			Help:    "Time to gather a snapshot and solve one provisioning batch.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+		}),
+		QueueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: "scheduler", Name: "queue_depth",
+			Help: "Pods in the provisioning batch being solved.",
+		}),
+		PodsPending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "pods_pending",
+			Help: "Provisionable pods seen in the last batch.",
+		}),
+		PodsUnschedulable: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "pods_unschedulable",
+			Help: "Pods the last batch could place on no existing, in-flight or new node.",
+		}),
+		NodeClaimsCreated: counter("nodeclaims_created_total", "NodeClaims created by the provisioner.", LabelNodePool, LabelReason),
+		NodeClaimsLaunched: counter("nodeclaims_launched_total", "NodeClaims whose instance launched.",
+			LabelNodePool, LabelCapacityType),
+		NodeClaimsRegistered:  counter("nodeclaims_registered_total", "NodeClaims whose Node registered.", LabelNodePool),
+		NodeClaimsInitialized: counter("nodeclaims_initialized_total", "NodeClaims whose Node became ready for work.", LabelNodePool),
+		NodeClaimsTerminated: counter("nodeclaims_terminated_total", "NodeClaims whose instance was terminated and finalizer removed.",
+			LabelNodePool, LabelReason),
+		NodePoolUsage: gauge("nodepool_usage", "Resources launched by a NodePool.", LabelNodePool, LabelResource),
+		NodePoolLimit: gauge("nodepool_limit", "A NodePool's limits.", LabelNodePool, LabelResource),
+		CostPerHour: gauge("cost_dollars_per_hour", "Launch price of the running instances in USD per hour.",
+			LabelNodePool, LabelCapacityType),
+		CloudCalls:  counter("cloudprovider_calls_total", "Cloud provider calls.", LabelMethod),
+		CloudErrors: counter("cloudprovider_errors_total", "Cloud provider calls that failed, by error class.", LabelMethod, LabelError),
+		CloudDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "cloudprovider_duration_seconds",
+			Help:    "Latency of cloud provider calls.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
+		}, []string{LabelMethod}),
+	}
+	for _, c := range []prometheus.Collector{
+		m.SchedulingDuration, m.QueueDepth, m.PodsPending, m.PodsUnschedulable,
+		m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered, m.NodeClaimsInitialized, m.NodeClaimsTerminated,
+		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CloudCalls, m.CloudErrors, m.CloudDuration,
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// MustNewForTest returns collectors on a private registry.
+func MustNewForTest() *Metrics {
+	m, err := New(prometheus.NewRegistry())
+	if err != nil {
+		panic(err) // a private registry cannot hold duplicates
+	}
+	return m
+}
+
+func counter(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, labels)
+}
+
+func gauge(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, labels)
+}
