@@ -1,0 +1,209 @@
+package aws
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	corev1 "k8s.io/api/core/v1"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+)
+
+func TestCreateLaunchesAndFillsStatus(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	got := e.create(newClaim("c1"))
+	insts := e.world.Instances()
+	if len(insts) != 1 {
+		t.Fatalf("world has %d instances, want 1", len(insts))
+	}
+	in := insts[0]
+	if want := "aws:///" + in.Zone + "/" + in.ID; got.Status.ProviderID != want {
+		t.Errorf("providerID = %s, want %s", got.Status.ProviderID, want)
+	}
+	if got.Status.InstanceType != in.Type || got.Status.Zone != in.Zone || got.Status.CapacityType != in.CapacityType {
+		t.Errorf("status %s/%s/%s, instance %s/%s/%s", got.Status.InstanceType, got.Status.Zone, got.Status.CapacityType, in.Type, in.Zone, in.CapacityType)
+	}
+	if got.Status.CapacityType != nsv1.CapacityTypeSpot {
+		t.Errorf("capacity type = %s, want spot (the pool allows both)", got.Status.CapacityType)
+	}
+	if got.Status.ImageID != in.ImageID || got.Status.ImageID == "" {
+		t.Errorf("image = %q, instance booted %q", got.Status.ImageID, in.ImageID)
+	}
+	if got.Status.Price == nil || got.Status.Price.IsZero() {
+		t.Error("price missing")
+	}
+	if got.Status.Allocatable.Cpu().Cmp(*got.Status.Capacity.Cpu()) >= 0 || got.Status.Allocatable.Cpu().IsZero() {
+		t.Errorf("allocatable cpu %v should be below capacity %v", got.Status.Allocatable.Cpu(), got.Status.Capacity.Cpu())
+	}
+	if got.Labels[corev1.LabelInstanceTypeStable] != in.Type || got.Labels[corev1.LabelTopologyZone] != in.Zone {
+		t.Errorf("labels %v lack the instance type and zone", got.Labels)
+	}
+	for k, v := range map[string]string{awsv1.TagCluster: testCluster, awsv1.TagNodePool: "default", awsv1.TagNodeClaim: "c1", "Name": "c1", "team": "infra"} {
+		if in.Tags[k] != v {
+			t.Errorf("instance tag %s = %q, want %q", k, in.Tags[k], v)
+		}
+	}
+	// Exotic (GPU) types are never launched for a claim that does not ask for them.
+	if in.Type == "g4dn.xlarge" {
+		t.Error("launched a GPU type for a plain claim")
+	}
+}
+
+func TestCreateFleetRequestShape(t *testing.T) {
+	e := newEnv(t, envOpts{specs: snapshotSpecs(t, nil)})
+	tests := []struct {
+		name     string
+		claim    *nsv1.NodeClaim
+		wantCT   string
+		wantSpot bool
+	}{
+		{name: "spot", claim: sized(newClaim("spot-1")), wantCT: "spot", wantSpot: true},
+		{name: "on-demand", claim: sized(newClaim("od-1", reqIn(nsv1.LabelCapacityType, nsv1.CapacityTypeOnDemand))), wantCT: "on-demand"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(e.fleetCalls())
+			e.create(tt.claim)
+			calls := e.fleetCalls()
+			if len(calls) != before+1 {
+				t.Fatalf("CreateFleet calls = %d, want 1", len(calls)-before)
+			}
+			in := calls[len(calls)-1]
+			if in.Type != ec2types.FleetTypeInstant {
+				t.Errorf("type = %s, want instant", in.Type)
+			}
+			if got := aws.ToInt32(in.TargetCapacitySpecification.TotalTargetCapacity); got != 1 {
+				t.Errorf("target = %d, want 1", got)
+			}
+			if string(in.TargetCapacitySpecification.DefaultTargetCapacityType) != tt.wantCT {
+				t.Errorf("default capacity type = %s, want %s", in.TargetCapacitySpecification.DefaultTargetCapacityType, tt.wantCT)
+			}
+			if tt.wantSpot {
+				if in.SpotOptions == nil || in.SpotOptions.AllocationStrategy != ec2types.SpotAllocationStrategyPriceCapacityOptimized || in.OnDemandOptions != nil {
+					t.Errorf("spot options = %+v, on-demand options = %+v", in.SpotOptions, in.OnDemandOptions)
+				}
+			} else if in.OnDemandOptions == nil || in.OnDemandOptions.AllocationStrategy != ec2types.FleetOnDemandAllocationStrategyLowestPrice || in.SpotOptions != nil {
+				t.Errorf("on-demand options = %+v, spot options = %+v", in.OnDemandOptions, in.SpotOptions)
+			}
+			n := 0
+			for _, cfg := range in.LaunchTemplateConfigs {
+				if !strings.HasPrefix(aws.ToString(cfg.LaunchTemplateSpecification.LaunchTemplateName), "nodesmith/") {
+					t.Errorf("launch template %s is not ours", aws.ToString(cfg.LaunchTemplateSpecification.LaunchTemplateName))
+				}
+				last := -1.0
+				for _, ov := range cfg.Overrides {
+					n++
+					if p := aws.ToFloat64(ov.Priority); p < last {
+						t.Errorf("override %s priced %v after one priced %v", ov.InstanceType, p, last)
+					} else {
+						last = p
+					}
+					if aws.ToString(ov.SubnetId) == "" {
+						t.Errorf("override %s has no subnet", ov.InstanceType)
+					}
+				}
+			}
+			// The whole snapshot offers far more than 60 options; the cap must bite.
+			if n != 60 {
+				t.Errorf("overrides = %d, want exactly 60", n)
+			}
+			if tok := aws.ToString(in.ClientToken); !strings.HasPrefix(tok, "nodesmith-") || len(tok) > 64 {
+				t.Errorf("client token = %q", tok)
+			}
+			kinds := map[ec2types.ResourceType]bool{}
+			for _, ts := range in.TagSpecifications {
+				kinds[ts.ResourceType] = true
+				tags := map[string]string{}
+				for _, tg := range ts.Tags {
+					tags[aws.ToString(tg.Key)] = aws.ToString(tg.Value)
+				}
+				for k, v := range map[string]string{awsv1.TagCluster: testCluster, awsv1.TagNodePool: "default", awsv1.TagNodeClaim: tt.claim.Name, "Name": tt.claim.Name} {
+					if tags[k] != v {
+						t.Errorf("%s tag %s = %q, want %q", ts.ResourceType, k, tags[k], v)
+					}
+				}
+			}
+			for _, rt := range []ec2types.ResourceType{ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume, ec2types.ResourceTypeFleet} {
+				if !kinds[rt] {
+					t.Errorf("no tags for %s", rt)
+				}
+			}
+		})
+	}
+}
+
+// cheapestSpot returns the cheapest spot offering the provider knows among names.
+func (e *env) cheapestSpot(names ...string) fakeaws.PoolKey {
+	e.t.Helper()
+	types, err := e.p.GetInstanceTypes(e.ctx, testPool())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var best fakeaws.PoolKey
+	bestPrice := 0.0
+	for _, it := range types {
+		if !slices.Contains(names, it.Name) {
+			continue
+		}
+		for _, o := range it.Offerings {
+			if o.CapacityType == nsv1.CapacityTypeSpot && (best.InstanceType == "" || o.Price < bestPrice) {
+				best, bestPrice = fakeaws.PoolKey{InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType}, o.Price
+			}
+		}
+	}
+	return best
+}
+
+func TestCheapestSpotPoolICEGoesToAnotherSpotPool(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	if err := e.p.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	types := []string{"m5.large", "c5.large", "m6i.large"}
+	cheap := e.cheapestSpot(types...)
+	e.world.InjectICE(cheap.InstanceType, cheap.Zone, cheap.CapacityType, epoch.Add(time.Hour))
+	got := e.create(newClaim("c1", reqIn(corev1.LabelInstanceTypeStable, types...)))
+	if got.Status.CapacityType != nsv1.CapacityTypeSpot {
+		t.Fatalf("capacity type = %s, want spot from another pool", got.Status.CapacityType)
+	}
+	if got.Status.InstanceType == cheap.InstanceType && got.Status.Zone == cheap.Zone {
+		t.Fatalf("launched in the ICE'd pool %s/%s", cheap.InstanceType, cheap.Zone)
+	}
+	if !e.ice.IsUnavailable(cheap.InstanceType, cheap.Zone, nsv1.CapacityTypeSpot) {
+		t.Error("the ICE'd pool is not marked unavailable")
+	}
+	if n := len(e.fleetCalls()); n != 1 {
+		t.Errorf("CreateFleet calls = %d, want 1 (the fleet itself moves to the next pool)", n)
+	}
+}
+
+func TestAllSpotOutFallsBackToOnDemandInOneCreate(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	types := []string{"m5.large", "c5.large"}
+	for _, p := range e.world.Pools() {
+		if p.CapacityType == fakeaws.CapacitySpot {
+			e.world.InjectICE(p.InstanceType, p.Zone, p.CapacityType, epoch.Add(time.Hour))
+		}
+	}
+	got := e.create(newClaim("c1", reqIn(corev1.LabelInstanceTypeStable, types...)))
+	if got.Status.CapacityType != nsv1.CapacityTypeOnDemand {
+		t.Fatalf("capacity type = %s, want on-demand", got.Status.CapacityType)
+	}
+	calls := e.fleetCalls()
+	if len(calls) != 2 {
+		t.Fatalf("CreateFleet calls = %d, want 2 (spot, then on-demand)", len(calls))
+	}
+	if calls[0].TargetCapacitySpecification.DefaultTargetCapacityType != ec2types.DefaultTargetCapacityTypeSpot ||
+		calls[1].TargetCapacitySpecification.DefaultTargetCapacityType != ec2types.DefaultTargetCapacityTypeOnDemand {
+		t.Errorf("calls asked for %s then %s", calls[0].TargetCapacitySpecification.DefaultTargetCapacityType, calls[1].TargetCapacitySpecification.DefaultTargetCapacityType)
+	}
+	if aws.ToString(calls[0].ClientToken) == aws.ToString(calls[1].ClientToken) {
+		t.Error("the on-demand retry reused the spot call's client token")
+	}
+}
