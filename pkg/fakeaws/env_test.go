@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -43,9 +44,16 @@ func newEnv(t testing.TB, mutate ...func(*fakeaws.Options)) *env {
 	url := srv.Start()
 	t.Cleanup(srv.Close)
 	cfg := aws.Config{
-		Region:           "us-east-1",
-		Credentials:      credentials.NewStaticCredentialsProvider("AKIDFAKE", "secret", ""),
-		RetryMaxAttempts: 5,
+		Region:      "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDFAKE", "secret", ""),
+		// The standard retryer with its real classification, five attempts and
+		// a millisecond backoff, so retry tests are quick.
+		Retryer: func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = 5
+				o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Millisecond, nil })
+			})
+		},
 	}
 	return &env{
 		clock: clk, world: w, srv: srv, ctx: context.Background(),
