@@ -35,6 +35,11 @@ type poolFit struct {
 	// custom narrows pool-level label keys the pod constrains (team In [a]).
 	custom Requirements
 	sig    string
+	// taintBlocked: everything matches but a pool taint is not tolerated.
+	taintBlocked bool
+	// domainSlots are the slots of every type whose labels match, whether or
+	// not a pod fits: nodes there are spread domains all the same.
+	domainSlots uint64
 }
 
 // fitPool evaluates a class variant against a pool: taints, the pod's node
@@ -46,9 +51,9 @@ func (s *solver) fitPool(c *podClass, v *variant, p *pool) *poolFit {
 		f.reason = fmt.Sprintf("pool %q %s", p.np.Name, p.dropped)
 		return f
 	}
+	taintReason := ""
 	if t, bad := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), p.np.Taints, c.rep.Spec.Tolerations, scheduleTaints, false); bad {
-		f.reason = fmt.Sprintf("pool %q: taint %s not tolerated", p.np.Name, taintText(t))
-		return f
+		taintReason = fmt.Sprintf("pool %q: taint %s not tolerated", p.np.Name, taintText(t))
 	}
 	if v.unsupported != "" {
 		f.reason = fmt.Sprintf("pool %q: %s", p.np.Name, v.unsupported)
@@ -124,6 +129,7 @@ func (s *solver) fitPool(c *podClass, v *variant, p *pool) *poolFit {
 			continue
 		}
 		matched++
+		f.domainSlots |= pt.slots & f.slots
 		if largest == nil {
 			largest = pt.alloc.clone()
 		} else {
@@ -153,8 +159,14 @@ func (s *solver) fitPool(c *podClass, v *variant, p *pool) *poolFit {
 		f.reason = fmt.Sprintf("pool %q: incompatible with all %d matching instance types: %s", p.np.Name, matched, s.tooBig(c.req, largest))
 	case f.types.count() == 0:
 		f.reason = fmt.Sprintf("pool %q: none of the %d fitting instance types has an available offering in the allowed zones and capacity types", p.np.Name, fitted)
+	case taintReason != "":
+		// Still a topology domain for spreads that ignore taints.
+		f.reason, f.taintBlocked = taintReason, true
 	default:
 		f.ok = true
+	}
+	if taintReason != "" && !f.ok && !f.taintBlocked {
+		f.reason = taintReason
 	}
 	return f
 }

@@ -84,7 +84,6 @@ func (s *solver) plan() *Plan {
 	return out
 }
 
-
 func (s *solver) explain(c *podClass, st *classState) string {
 	last := c.variants[len(c.variants)-1]
 	var parts []string

@@ -45,7 +45,15 @@ func (s *solver) reconcileSpread() {
 			if minZ < 0 || g.zone[maxZ]-g.zone[minZ] <= k.maxSkew {
 				break
 			}
-			if !s.evictOne(g, maxZ, owners, fmt.Sprintf("%s: zone %s could not take its share", k.text, s.topo.zones[minZ])) {
+			why := fmt.Sprintf("%s: zone %s could not take its share", k.text, s.topo.zones[minZ])
+			evicted := false
+			for z := range g.zone {
+				if g.zone[z]-g.zone[minZ] > k.maxSkew && s.evictOne(g, z, owners, why) {
+					evicted = true
+					break
+				}
+			}
+			if !evicted {
 				break
 			}
 		}
@@ -59,7 +67,7 @@ func (s *solver) zoneInUse(z int, owners []*podClass) bool {
 			if v.fits == nil {
 				continue
 			}
-			if s.universe(c, v)[z] {
+			if s.domains(c, v, false)[z] {
 				return true
 			}
 		}
@@ -67,9 +75,32 @@ func (s *solver) zoneInUse(z int, owners []*podClass) bool {
 	return false
 }
 
-// evictOne removes the last-placed pod of an owning class from a new claim
-// in zone z.
+// evictOne takes back the last-placed pod of an owning class in zone z,
+// from a new claim or else from a nomination.
 func (s *solver) evictOne(g *group, z int, owners []*podClass, why string) bool {
+	isOwner := func(c *podClass) bool {
+		for _, o := range owners {
+			if o == c {
+				return true
+			}
+		}
+		return false
+	}
+	for i := len(s.noms) - 1; i >= 0; i-- {
+		nom := s.noms[i]
+		n := s.nodeByName(nom.Node)
+		c := s.classOf[nom.Pod]
+		if n == nil || n.zone != z || !isOwner(c) {
+			continue
+		}
+		st := s.state[c]
+		st.left = append(st.left, nom.Pod)
+		st.note(why)
+		n.free.add(c.req)
+		s.noms = append(s.noms[:i], s.noms[i+1:]...)
+		s.uncount(c, &n.host, z)
+		return true
+	}
 	for bi := len(s.bins) - 1; bi >= 0; bi-- {
 		b := s.bins[bi]
 		if b.zone != z {
@@ -77,13 +108,7 @@ func (s *solver) evictOne(g *group, z int, owners []*podClass, why string) bool 
 		}
 		for i := len(b.pods) - 1; i >= 0; i-- {
 			c := b.podCls[i]
-			isOwner := false
-			for _, o := range owners {
-				if o == c {
-					isOwner = true
-				}
-			}
-			if !isOwner {
+			if !isOwner(c) {
 				continue
 			}
 			st := s.state[c]
@@ -92,17 +117,30 @@ func (s *solver) evictOne(g *group, z int, owners []*podClass, why string) bool 
 			b.used.sub(c.req)
 			b.pods = append(b.pods[:i], b.pods[i+1:]...)
 			b.podCls = append(b.podCls[:i], b.podCls[i+1:]...)
-			for _, gi := range c.matches {
-				gg := s.topo.groups[gi]
-				gg.total--
-				if gg.scope == scopeZone {
-					gg.zone[z]--
-				} else if gg.scope == scopeHostname {
-					b.inc(gi, -1, 0)
-				}
-			}
+			s.uncount(c, &b.host, z)
 			return true
 		}
 	}
 	return false
+}
+
+func (s *solver) uncount(c *podClass, h *host, z int) {
+	for _, gi := range c.matches {
+		g := s.topo.groups[gi]
+		g.total--
+		if g.scope == scopeZone {
+			g.zone[z]--
+		} else if g.scope == scopeHostname {
+			h.inc(gi, -1, 0)
+		}
+	}
+}
+
+func (s *solver) nodeByName(name string) *nodeState {
+	for _, n := range s.nodes {
+		if n.n.Name == name {
+			return n
+		}
+	}
+	return nil
 }

@@ -29,6 +29,7 @@ type solver struct {
 	bins      []*bin
 	noms      []Nomination
 	state     map[*podClass]*classState
+	classOf   map[*corev1.Pod]*podClass
 }
 
 // classState is a class's progress through the solve.
@@ -116,6 +117,12 @@ func (s *solver) prepare() error {
 		cl.add(p)
 	}
 	s.classes = cl.classes
+	s.classOf = make(map[*corev1.Pod]*podClass, len(pods))
+	for _, c := range s.classes {
+		for _, p := range c.pods {
+			s.classOf[p] = c
+		}
+	}
 	for _, c := range s.classes {
 		if err := s.topo.buildVariants(c, s.opts.PreferencePolicy); err != nil {
 			return err
@@ -293,6 +300,15 @@ func (s *solver) nodeCompatible(c *podClass, v *variant, n *nodeState) bool {
 	}
 	n.compat[v] = ok
 	return ok
+}
+
+// nodeAffinityOnly is nodeCompatible without the taint check.
+func (s *solver) nodeAffinityOnly(c *podClass, v *variant, n *nodeState) bool {
+	if n.n.MarkedForDeletion {
+		return false
+	}
+	match, err := nodeaffinity.GetRequiredNodeAffinity(c.rep).Match(n.node)
+	return err == nil && match && v.reqs.Matches(n.n.Labels)
 }
 
 // placeOnNodes binds as many of the class's pods as fit to existing nodes,

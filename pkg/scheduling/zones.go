@@ -15,14 +15,38 @@ func findUntolerated(taints []corev1.Taint, tolerations []corev1.Toleration) (co
 // universe is the set of zones a class variant could land in: zones of
 // compatible existing nodes and zones of the offerings of compatible pools.
 func (s *solver) universe(c *podClass, v *variant) []bool {
+	return s.zonesOf(c, v, false)
+}
+
+// domains is the set of zones kube-scheduler may count for a spread: every
+// zone where a node matching the pod's node affinity exists or could be
+// launched, tainted ones included unless the spread honours taints. It is a
+// superset of universe, so skew computed against it is never optimistic.
+func (s *solver) domains(c *podClass, v *variant, honorTaints bool) []bool {
+	return s.zonesOf(c, v, !honorTaints)
+}
+
+func (s *solver) zonesOf(c *podClass, v *variant, ignoreTaints bool) []bool {
 	u := make([]bool, len(s.topo.zones))
 	for _, n := range s.nodes {
-		if n.zone >= 0 && s.nodeCompatible(c, v, n) {
+		if n.zone < 0 {
+			continue
+		}
+		if s.nodeCompatible(c, v, n) || ignoreTaints && s.nodeAffinityOnly(c, v, n) {
 			u[n.zone] = true
 		}
 	}
 	for i, p := range s.pools {
 		f := v.fits[i]
+		if ignoreTaints {
+			// Domains: any node whose labels match, fitting or not.
+			for si := range s.slots.ct {
+				if f.domainSlots&(1<<si) != 0 {
+					u[s.slots.zone[si]] = true
+				}
+			}
+			continue
+		}
 		if !f.ok {
 			continue
 		}
@@ -114,7 +138,11 @@ func (s *solver) planZones(c *podClass, v *variant) {
 		}
 	}
 	if len(spreads) > 0 {
-		q = s.waterFill(c, st, u, q, spreads)
+		honor := true
+		for _, k := range spreads {
+			honor = honor && k.honorTaints
+		}
+		q = s.waterFill(c, st, s.domains(c, v, honor), q, spreads)
 		st.planned = true
 	}
 	st.quota = q

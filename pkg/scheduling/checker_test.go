@@ -1,0 +1,452 @@
+package scheduling
+
+import (
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+)
+
+// The checker re-evaluates a finished plan from the Kubernetes objects
+// alone, through component-helpers and apimachinery selectors, without any
+// of the solver's code paths: resources, node affinity, taints, spread
+// skew, pod (anti-)affinity, host ports, pool limits and option lists.
+
+type checkNode struct {
+	name   string
+	node   *corev1.Node
+	pods   []*corev1.Pod // everything running there at the end
+	newPod map[*corev1.Pod]bool
+	pool   string
+}
+
+func untolerated(taints []corev1.Taint, tol []corev1.Toleration) (corev1.Taint, bool) {
+	return corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), taints, tol, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, false)
+}
+
+func dsPod(ds *appsv1.DaemonSet) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: ds.Name + "-ds", Labels: ds.Spec.Template.Labels}, Spec: ds.Spec.Template.Spec}
+}
+
+// checkPlan fails t for every constraint the plan breaks.
+func checkPlan(t *testing.T, in Input, plan *Plan) {
+	t.Helper()
+	errs := planViolations(in, plan)
+	for i, e := range errs {
+		if i == 10 {
+			t.Errorf("... and %d more", len(errs)-10)
+			break
+		}
+		t.Error(e)
+	}
+}
+
+func planViolations(in Input, plan *Plan) []string {
+	var errs []string
+	fail := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }
+	seen := map[*corev1.Pod]int{}
+	for _, n := range plan.Nominations {
+		seen[n.Pod]++
+	}
+	for _, c := range plan.NewClaims {
+		for _, p := range c.Pods {
+			seen[p]++
+		}
+	}
+	for _, u := range plan.Unschedulable {
+		seen[u.Pod]++
+		if u.Reason == "" {
+			fail("pod %s unschedulable without a reason", u.Pod.Name)
+		}
+	}
+	for _, p := range in.Pods {
+		if seen[p] != 1 {
+			fail("pod %s appears %d times in the plan", p.Name, seen[p])
+		}
+	}
+	pools := map[string]*NodePool{}
+	for _, np := range in.NodePools {
+		pools[np.Name] = np
+	}
+	nodes := map[string]*checkNode{}
+	var order []*checkNode
+	for _, n := range in.Nodes {
+		cn := &checkNode{name: n.Name, node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}, Spec: corev1.NodeSpec{Taints: n.Taints}, Status: corev1.NodeStatus{Allocatable: n.Allocatable}}, pods: append([]*corev1.Pod(nil), n.Pods...), newPod: map[*corev1.Pod]bool{}}
+		nodes[n.Name] = cn
+		order = append(order, cn)
+	}
+	for _, nom := range plan.Nominations {
+		cn, ok := nodes[nom.Node]
+		if !ok {
+			fail("pod %s nominated to unknown node %s", nom.Pod.Name, nom.Node)
+			continue
+		}
+		for _, n := range in.Nodes {
+			if n.Name == nom.Node && n.MarkedForDeletion {
+				fail("pod %s nominated to node %s marked for deletion", nom.Pod.Name, nom.Node)
+			}
+		}
+		cn.pods = append(cn.pods, nom.Pod)
+		cn.newPod[nom.Pod] = true
+	}
+	maxOpts := in.Options.MaxOptionsPerClaim
+	if maxOpts == 0 {
+		maxOpts = 60
+	}
+	launchedCap := map[string]corev1.ResourceList{}
+	launchedNodes := map[string]int64{}
+	for _, c := range plan.NewClaims {
+		np := pools[c.NodePool]
+		if np == nil {
+			fail("claim %s names unknown pool %s", c.Name, c.NodePool)
+			continue
+		}
+		if len(c.Options) == 0 || len(c.Options) > maxOpts {
+			fail("claim %s has %d options", c.Name, len(c.Options))
+			continue
+		}
+		launchedNodes[c.NodePool]++
+		maxCap := corev1.ResourceList{}
+		for i, o := range c.Options {
+			if i > 0 && o.Price < c.Options[i-1].Price {
+				fail("claim %s options not price-ordered", c.Name)
+			}
+			if o.CapacityType != c.Options[0].CapacityType {
+				fail("claim %s mixes capacity types", c.Name)
+			}
+			var off *catalog.Offering
+			for j := range o.InstanceType.Offerings {
+				of := &o.InstanceType.Offerings[j]
+				if of.Zone == o.Zone && of.CapacityType == o.CapacityType {
+					off = of
+				}
+			}
+			if off == nil || !off.Available || off.Price != o.Price {
+				fail("claim %s option %s/%s/%s is not an available offering at that price", c.Name, o.InstanceType.Name, o.Zone, o.CapacityType)
+			}
+			inPool := false
+			for _, it := range np.InstanceTypes {
+				if it == o.InstanceType {
+					inPool = true
+				}
+			}
+			if !inPool {
+				fail("claim %s option %s is not an instance type of pool %s", c.Name, o.InstanceType.Name, np.Name)
+			}
+			lbls := map[string]string{corev1.LabelHostname: c.Name, corev1.LabelTopologyZone: o.Zone, nsv1.LabelCapacityType: o.CapacityType, nsv1.LabelNodePool: np.Name}
+			for k, v := range o.InstanceType.Labels {
+				lbls[k] = v
+			}
+			for k, v := range np.Labels {
+				lbls[k] = v
+			}
+			for k, v := range c.Labels {
+				lbls[k] = v
+			}
+			if !np.Requirements.Matches(lbls) {
+				// Requirements.Matches is the algebra under test elsewhere; here
+				// the pool requirement is rechecked through a node selector.
+			}
+			if sel := poolSelector(np); sel != nil {
+				if ok, _ := nodeaffinity.NewLazyErrorNodeSelector(sel).Match(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: lbls}}); !ok {
+					fail("claim %s option %s/%s/%s violates pool %s requirements", c.Name, o.InstanceType.Name, o.Zone, o.CapacityType, np.Name)
+				}
+			}
+			alloc := o.InstanceType.Allocatable()
+			cn := &checkNode{name: c.Name, pool: np.Name, newPod: map[*corev1.Pod]bool{},
+				node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Labels: lbls}, Spec: corev1.NodeSpec{Taints: c.Taints}, Status: corev1.NodeStatus{Allocatable: alloc}}}
+			for _, p := range c.Pods {
+				cn.pods = append(cn.pods, p)
+				cn.newPod[p] = true
+			}
+			for _, ds := range in.DaemonSets {
+				dp := dsPod(ds)
+				if _, bad := untolerated(append(append([]corev1.Taint(nil), c.Taints...), c.StartupTaints...), dp.Spec.Tolerations); bad {
+					continue
+				}
+				if ok, _ := nodeaffinity.GetRequiredNodeAffinity(dp).Match(cn.node); ok {
+					cn.pods = append(cn.pods, dp)
+				}
+			}
+			if i == 0 {
+				nodes[c.Name] = cn
+				order = append(order, cn)
+			} else {
+				// Every option must host the claim's pods as well.
+				errs = append(errs, nodeViolations(cn, true)...)
+			}
+			for name, q := range o.InstanceType.Capacity {
+				if cur, ok := maxCap[name]; !ok || q.Cmp(cur) > 0 {
+					maxCap[name] = q.DeepCopy()
+				}
+			}
+		}
+		sum := launchedCap[c.NodePool]
+		if sum == nil {
+			sum = corev1.ResourceList{}
+		}
+		for name, q := range maxCap {
+			cur := sum[name]
+			cur.Add(q)
+			sum[name] = cur
+		}
+		launchedCap[c.NodePool] = sum
+	}
+	for _, np := range in.NodePools {
+		for name, lim := range np.Limits {
+			if name == nsv1.ResourceNodes {
+				used := np.Usage[nsv1.ResourceNodes]
+				if used.Value()+launchedNodes[np.Name] > lim.Value() {
+					fail("pool %s exceeds its node limit", np.Name)
+				}
+				continue
+			}
+			total := np.Usage[name].DeepCopy()
+			total.Add(launchedCap[np.Name][name])
+			if total.Cmp(lim) > 0 {
+				fail("pool %s may exceed its %s limit %s (pessimistic %s)", np.Name, name, lim.String(), total.String())
+			}
+		}
+	}
+	for _, cn := range order {
+		errs = append(errs, nodeViolations(cn, false)...)
+	}
+	errs = append(errs, topologyViolations(order)...)
+	return errs
+}
+
+// poolSelector expresses the pool's requirements as a node selector (Gte
+// and Lte become Gt/Lt on the neighbouring integer).
+func poolSelector(np *NodePool) *corev1.NodeSelector {
+	var exprs []corev1.NodeSelectorRequirement
+	for _, r := range np.Requirements.NodeSelectorRequirements() {
+		exprs = append(exprs, corev1.NodeSelectorRequirement{Key: r.Key, Operator: r.Operator, Values: r.Values})
+	}
+	if len(exprs) == 0 {
+		return nil
+	}
+	return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}}}
+}
+
+func nodeViolations(cn *checkNode, optionOnly bool) []string {
+	var errs []string
+	fail := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }
+	total := corev1.ResourceList{}
+	for _, p := range cn.pods {
+		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+			cur := total[name]
+			cur.Add(q)
+			total[name] = cur
+		}
+	}
+	alloc := cn.node.Status.Allocatable
+	for name, q := range total {
+		if q.IsZero() {
+			continue
+		}
+		a, ok := alloc[name]
+		if !ok || q.Cmp(a) > 0 {
+			fail("node %s (%s): %s requests %s exceed allocatable %s", cn.name, cn.node.Labels[corev1.LabelInstanceTypeStable], name, q.String(), a.String())
+		}
+	}
+	if podsCap, ok := alloc[corev1.ResourcePods]; ok && int64(len(cn.pods)) > podsCap.Value() {
+		fail("node %s: %d pods exceed max pods %d", cn.name, len(cn.pods), podsCap.Value())
+	}
+	for _, p := range cn.pods {
+		if !cn.newPod[p] {
+			continue
+		}
+		if ok, err := nodeaffinity.GetRequiredNodeAffinity(p).Match(cn.node); err != nil || !ok {
+			fail("pod %s on node %s (%v): node affinity / selector not met", p.Name, cn.name, cn.node.Labels)
+		}
+		var taints []corev1.Taint
+		for _, t := range cn.node.Spec.Taints {
+			if t.Key != nsv1.UnregisteredTaint.Key {
+				taints = append(taints, t)
+			}
+		}
+		if t, bad := untolerated(taints, p.Spec.Tolerations); bad {
+			fail("pod %s on node %s: taint %s not tolerated", p.Name, cn.name, t.Key)
+		}
+	}
+	if optionOnly {
+		return errs
+	}
+	type port struct {
+		proto corev1.Protocol
+		port  int32
+	}
+	used := map[port]string{}
+	for _, p := range cn.pods {
+		for _, c := range p.Spec.Containers {
+			for _, cp := range c.Ports {
+				if cp.HostPort == 0 {
+					continue
+				}
+				proto := cp.Protocol
+				if proto == "" {
+					proto = corev1.ProtocolTCP
+				}
+				k := port{proto, cp.HostPort}
+				if other, ok := used[k]; ok {
+					fail("node %s: host port %d used by %s and %s", cn.name, cp.HostPort, other, p.Name)
+				}
+				used[k] = p.Name
+			}
+		}
+	}
+	return errs
+}
+
+func selectorOf(t *testing.T, s *metav1.LabelSelector) labels.Selector {
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return labels.Nothing()
+	}
+	return sel
+}
+
+func termMatches(term corev1.PodAffinityTerm, owner, other *corev1.Pod) bool {
+	ns := term.Namespaces
+	if term.NamespaceSelector == nil {
+		if len(ns) == 0 {
+			ns = []string{owner.Namespace}
+		}
+		found := false
+		for _, n := range ns {
+			if n == other.Namespace {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return selectorOf(nil, term.LabelSelector).Matches(labels.Set(other.Labels))
+}
+
+func topologyViolations(nodes []*checkNode) []string {
+	var errs []string
+	fail := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }
+	domain := func(cn *checkNode, key string) (string, bool) {
+		v, ok := cn.node.Labels[key]
+		return v, ok
+	}
+	for _, cn := range nodes {
+		for _, p := range cn.pods {
+			if p.Spec.Affinity == nil {
+				continue
+			}
+			d0, _ := domain(cn, "")
+			_ = d0
+			if aa := p.Spec.Affinity.PodAntiAffinity; aa != nil {
+				for _, term := range aa.RequiredDuringSchedulingIgnoredDuringExecution {
+					dv, ok := domain(cn, term.TopologyKey)
+					if !ok {
+						continue
+					}
+					for _, other := range nodes {
+						if ov, ok := domain(other, term.TopologyKey); !ok || ov != dv {
+							continue
+						}
+						for _, q := range other.pods {
+							if q == p || !(cn.newPod[p] || other.newPod[q]) {
+								continue
+							}
+							if termMatches(term, p, q) {
+								fail("anti-affinity of %s (%s=%s) violated by %s", p.Name, term.TopologyKey, dv, q.Name)
+							}
+						}
+					}
+				}
+			}
+			if pa := p.Spec.Affinity.PodAffinity; pa != nil && cn.newPod[p] {
+				for _, term := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+					dv, _ := domain(cn, term.TopologyKey)
+					inDomain, anywhere := false, false
+					for _, other := range nodes {
+						ov, _ := domain(other, term.TopologyKey)
+						for _, q := range other.pods {
+							if q == p || !termMatches(term, p, q) {
+								continue
+							}
+							anywhere = true
+							if ov == dv {
+								inDomain = true
+							}
+						}
+					}
+					if !inDomain && (anywhere || !termMatches(term, p, p)) {
+						fail("pod affinity of %s (%s=%s) not met", p.Name, term.TopologyKey, dv)
+					}
+				}
+			}
+		}
+	}
+	// Spread: per constraint, count matching pods per eligible domain.
+	for _, cn := range nodes {
+		for _, p := range cn.pods {
+			if !cn.newPod[p] {
+				continue
+			}
+			for _, sc := range p.Spec.TopologySpreadConstraints {
+				if sc.WhenUnsatisfiable != corev1.DoNotSchedule {
+					continue
+				}
+				sel := selectorOf(nil, sc.LabelSelector)
+				counts := map[string]int{}
+				for _, other := range nodes {
+					if ok, _ := nodeaffinity.GetRequiredNodeAffinity(p).Match(other.node); !ok {
+						continue
+					}
+					if sc.NodeTaintsPolicy != nil && *sc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
+						if _, bad := untolerated(other.node.Spec.Taints, p.Spec.Tolerations); bad {
+							continue
+						}
+					}
+					dv, ok := domain(other, sc.TopologyKey)
+					if !ok {
+						continue
+					}
+					if _, ok := counts[dv]; !ok {
+						counts[dv] = 0
+					}
+					for _, q := range other.pods {
+						if q.Namespace == p.Namespace && sel.Matches(labels.Set(q.Labels)) {
+							counts[dv]++
+						}
+					}
+				}
+				minC, maxC := -1, 0
+				for _, n := range counts {
+					if minC < 0 || n < minC {
+						minC = n
+					}
+					maxC = max(maxC, n)
+				}
+				if sc.MinDomains != nil && int(*sc.MinDomains) > len(counts) {
+					minC = 0
+				}
+				if maxC-minC > int(sc.MaxSkew) {
+					fail("spread %s of %s: skew %d > %d (%v)", sc.TopologyKey, p.Name, maxC-minC, sc.MaxSkew, counts)
+				}
+			}
+		}
+	}
+	return errs
+}
+
+var _ = resource.MustParse
