@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -33,6 +35,9 @@ type series struct {
 type panel struct {
 	title  string
 	ylabel string
+	// counts are whole numbers: integer ticks and step lines, since a pod
+	// count jumps rather than slides.
+	counts bool
 	series []series
 }
 
@@ -41,12 +46,12 @@ var panels = []panel{
 		{name: "visible", color: blue, value: func(s Sample) float64 { return float64(s.QueueVisible) }},
 		{name: "in flight", color: orange, value: func(s Sample) float64 { return float64(s.QueueInFlight) }},
 	}},
-	{title: "Pods", ylabel: "pods", series: []series{
+	{title: "Pods", ylabel: "pods", counts: true, series: []series{
 		{name: "desired (KEDA)", color: purple, dash: true, value: func(s Sample) float64 { return float64(s.DesiredReplicas) }},
 		{name: "running", color: green, value: func(s Sample) float64 { return float64(s.RunningPods) }},
 		{name: "pending", color: red, value: func(s Sample) float64 { return float64(s.PendingPods) }},
 	}},
-	{title: "Nodes", ylabel: "nodes", series: []series{
+	{title: "Nodes", ylabel: "nodes", counts: true, series: []series{
 		{name: "spot", color: green, value: func(s Sample) float64 { return float64(s.NodesSpot) }},
 		{name: "on-demand", color: blue, value: func(s Sample) float64 { return float64(s.NodesOnDemand) }},
 	}},
@@ -90,7 +95,9 @@ func drawPanel(pn panel, samples []Sample) (*plot.Plot, error) {
 	p.Title.Text = pn.title
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.X.Label.Text = "time (min)"
+	p.X.Tick.Marker = stepTicks{target: 12, integer: true}
 	p.Y.Label.Text = pn.ylabel
+	p.Y.Tick.Marker = stepTicks{target: 5, integer: pn.counts}
 	p.Y.Min = 0
 	p.Legend.Top = true
 	p.Legend.Left = false
@@ -99,7 +106,7 @@ func drawPanel(pn panel, samples []Sample) (*plot.Plot, error) {
 	g := plotter.NewGrid()
 	g.Vertical.Color, g.Horizontal.Color = grid, grid
 	p.Add(g)
-	ymax := 1.0
+	ymax := 0.0
 	for _, s := range pn.series {
 		xys := make(plotter.XYs, len(samples))
 		for i, smp := range samples {
@@ -111,7 +118,9 @@ func drawPanel(pn panel, samples []Sample) (*plot.Plot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("plotting %s: %w", s.name, err)
 		}
-		l.StepStyle = plotter.PostStep
+		if pn.counts {
+			l.StepStyle = plotter.PostStep
+		}
 		l.Color = s.color
 		l.Width = vg.Points(1.6)
 		if s.dash {
@@ -120,7 +129,53 @@ func drawPanel(pn panel, samples []Sample) (*plot.Plot, error) {
 		p.Add(l)
 		p.Legend.Add(s.name, l)
 	}
+	if ymax == 0 {
+		ymax = 1
+	}
 	// Headroom so the legend does not sit on the curves' peaks.
 	p.Y.Max = ymax * 1.3
 	return p, nil
+}
+
+// stepTicks labels an axis every 1, 2 or 5 × 10ⁿ units, about target times;
+// integer axes never get fractional ticks.
+type stepTicks struct {
+	target  int
+	integer bool
+}
+
+func (t stepTicks) Ticks(lo, hi float64) []plot.Tick {
+	span := hi - lo
+	if span <= 0 {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'f', -1, 64)}}
+	}
+	raw := span / float64(t.target)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= 0.75*raw {
+			step = m * mag
+			break
+		}
+	}
+	if t.integer {
+		step = math.Max(1, math.Round(step))
+	}
+	// As many decimals as the step has, so 0.30000000000000004 prints as 0.3.
+	decimals := max(0, int(-math.Floor(math.Log10(step))))
+	var ticks []plot.Tick
+	for i := math.Ceil(lo / step); i*step <= hi+step*1e-9; i++ {
+		v := i * step
+		label := strconv.FormatFloat(v, 'f', decimals, 64)
+		if i == 0 {
+			label = "0"
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: label})
+		if minor := v + step/2; !t.integer || step >= 2 {
+			if minor < hi {
+				ticks = append(ticks, plot.Tick{Value: minor})
+			}
+		}
+	}
+	return ticks
 }

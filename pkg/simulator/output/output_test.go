@@ -81,3 +81,30 @@ func TestWritePNG(t *testing.T) {
 		t.Errorf("chart size = %v, want 1200x1000", got)
 	}
 }
+
+func TestStepTicks(t *testing.T) {
+	tests := []struct {
+		name   string
+		ticks  stepTicks
+		lo, hi float64
+		want   []string
+	}{
+		{name: "twenty minutes", ticks: stepTicks{target: 12, integer: true}, lo: 0, hi: 20, want: []string{"0", "2", "4", "6", "8", "10", "12", "14", "16", "18", "20"}},
+		{name: "small counts stay whole", ticks: stepTicks{target: 5, integer: true}, lo: 0, hi: 2.6, want: []string{"0", "1", "2"}},
+		{name: "dollars", ticks: stepTicks{target: 5}, lo: 0, hi: 0.39, want: []string{"0", "0.1", "0.2", "0.3"}},
+		{name: "messages", ticks: stepTicks{target: 5}, lo: 0, hi: 1300, want: []string{"0", "200", "400", "600", "800", "1000", "1200"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, tk := range tt.ticks.Ticks(tt.lo, tt.hi) {
+				if tk.Label != "" {
+					got = append(got, tk.Label)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("labels = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

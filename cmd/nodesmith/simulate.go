@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nodesmith/nodesmith/examples/scenarios"
+	"github.com/nodesmith/nodesmith/pkg/simulator"
+	"github.com/nodesmith/nodesmith/pkg/simulator/output"
+	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
+)
+
+func newSimulateCommand() *cobra.Command {
+	var (
+		file string
+		out  string
+		seed int64
+	)
+	cmd := &cobra.Command{
+		Use:   "simulate",
+		Short: "Replay a scenario in virtual time and write timeline.csv, timeline.png and report.md",
+		Long: `simulate runs a scenario (by default the built-in sqs-worker-lab) through
+Nodesmith's batching window, solver, AWS provider and lifecycle rules against a
+simulated AWS, in virtual time. It writes the timeline as CSV and as a chart,
+a Markdown report, and prints a summary. The same scenario and seed always
+give the same CSV.
+
+--scenario takes a file path or the name of a built-in example
+(` + exampleNames() + `).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc, err := loadScenario(file)
+			if err != nil {
+				return err
+			}
+			opts := simulator.Options{}
+			if cmd.Flags().Changed("seed") {
+				opts.Seed = &seed
+			}
+			return runSimulation(cmd.Context(), cmd.OutOrStdout(), sc, out, opts)
+		},
+	}
+	cmd.Flags().StringVar(&file, "scenario", "", "scenario file or built-in example name (default "+scenarios.Default+")")
+	cmd.Flags().StringVar(&out, "out", "out", "directory to write timeline.csv, timeline.png and report.md into")
+	cmd.Flags().Int64Var(&seed, "seed", 0, "random seed (default: the scenario's)")
+	return cmd
+}
+
+// loadScenario reads a file, or a built-in example when no file of that name exists.
+func loadScenario(name string) (*scenario.Scenario, error) {
+	if name == "" {
+		name = scenarios.Default
+	}
+	if _, err := os.Stat(name); err == nil {
+		return scenario.LoadFile(name)
+	}
+	b, err := scenarios.FS.ReadFile(filepath.Base(name))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("scenario %q: no such file and no built-in example of that name (built-in: %s)", name, exampleNames())
+		}
+		return nil, fmt.Errorf("reading built-in scenario %s: %w", name, err)
+	}
+	sc, err := scenario.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("built-in scenario %s: %w", name, err)
+	}
+	return sc, nil
+}
+
+func exampleNames() string {
+	entries, _ := scenarios.FS.ReadDir(".")
+	names := ""
+	for i, e := range entries {
+		if i > 0 {
+			names += ", "
+		}
+		names += e.Name()
+	}
+	return names
+}
+
+func runSimulation(ctx context.Context, stdout io.Writer, sc *scenario.Scenario, dir string, opts simulator.Options) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating output directory: %w", err)
+	}
+	tty := isTerminal(stdout)
+	if tty {
+		opts.Progress = func(s output.Sample) {
+			fmt.Fprintf(stdout, "\r  t=%-8s queue %5d  pods %4d running %4d pending  nodes %3d spot %3d on-demand  $%.3f/h ",
+				output.FormatDuration(s.T), s.QueueVisible+s.QueueInFlight, s.RunningPods, s.PendingPods, s.NodesSpot, s.NodesOnDemand, s.CostPerHour)
+		}
+	}
+	start := time.Now()
+	res, err := simulator.Run(ctx, sc, opts)
+	if tty {
+		fmt.Fprint(stdout, "\r\033[K")
+	}
+	if err != nil {
+		return fmt.Errorf("simulating %s: %w", sc.Name, err)
+	}
+	wall := time.Since(start)
+	if err := writeOutputs(dir, res); err != nil {
+		return err
+	}
+	output.WriteSummary(stdout, res)
+	fmt.Fprintf(stdout, "  simulated in    %s wall; wrote %s\n", wall.Round(time.Millisecond),
+		filepath.Join(dir, "{timeline.csv,timeline.png,report.md}"))
+	return nil
+}
+
+func writeOutputs(dir string, res *output.Result) error {
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"timeline.csv", func(w io.Writer) error { return output.WriteCSV(w, res.Samples) }},
+		{"timeline.png", func(w io.Writer) error { return output.WritePNG(w, res.Scenario, res.Samples) }},
+		{"report.md", func(w io.Writer) error { return output.WriteReport(w, res) }},
+	}
+	for _, f := range files {
+		path := filepath.Join(dir, f.name)
+		fh, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("creating %s: %w", path, err)
+		}
+		err = f.write(fh)
+		if cerr := fh.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a character device (an interactive terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,278 @@
+package simulator
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
+	"github.com/nodesmith/nodesmith/pkg/simulator/output"
+)
+
+// retryUnschedulable is how soon a pod that got no capacity asks again:
+// kube-scheduler retries an unschedulable pod within its 10s maximum backoff,
+// and each retry is a pod event that opens a new batch.
+const retryUnschedulable = 10 * time.Second
+
+// triggerProvisioning adds a provisionable pod to the batching window.
+func (s *Sim) triggerProvisioning(p *pod) {
+	if ok, _ := lifecycle.IsProvisionable(p.obj); !ok {
+		return
+	}
+	s.window.Add(s.clock.Now(), string(p.obj.UID))
+	s.armWindow()
+}
+
+// retryLater re-triggers p after kube-scheduler's backoff if it is still waiting.
+func (s *Sim) retryLater(p *pod) {
+	s.after(retryUnschedulable, func() {
+		if p.state == podPending && s.nodesByName[p.nominated] == nil {
+			s.triggerProvisioning(p)
+		}
+	})
+}
+
+// armWindow makes sure an event fires when the window may be due. The
+// deadline only moves later as pods arrive, so one pending check suffices: a
+// check that finds the window not yet due re-arms itself.
+func (s *Sim) armWindow() {
+	if s.windowArmed {
+		return
+	}
+	deadline, ok := s.window.NextDeadline()
+	if !ok {
+		return
+	}
+	s.windowArmed = true
+	s.schedule(deadline.Sub(Epoch), prioNormal, func() {
+		s.windowArmed = false
+		if s.window.Due(s.clock.Now()) {
+			s.window.Flush()
+			s.provision()
+			return
+		}
+		s.armWindow()
+	})
+}
+
+// provision is the provisioner's batch: gather a snapshot, solve, launch.
+func (s *Sim) provision() {
+	var pods []*corev1.Pod
+	byUID := map[types.UID]*pod{}
+	for _, p := range s.pending {
+		if p.state != podPending {
+			continue
+		}
+		if ok, _ := lifecycle.IsProvisionable(p.obj); ok {
+			pods = append(pods, p.obj)
+			byUID[p.obj.UID] = p
+		}
+	}
+	if len(pods) == 0 {
+		return
+	}
+	var existing []*scheduling.ExistingNode
+	for _, n := range s.nodes {
+		if n.gone {
+			continue
+		}
+		existing = append(existing, &scheduling.ExistingNode{
+			Name: n.name, Labels: n.obj.Labels, Taints: n.obj.Spec.Taints, Allocatable: n.obj.Status.Allocatable,
+			Pods: n.podObjs(), InFlight: !n.ready, MarkedForDeletion: n.deleting,
+		})
+	}
+	var pools []*scheduling.NodePool
+	for _, np := range s.pools {
+		its, err := s.cloud.GetInstanceTypes(s.ctx, np)
+		if err != nil {
+			s.fail(fmt.Errorf("instance types of pool %s: %w", np.Name, err))
+			return
+		}
+		s.updatePoolStatus(np)
+		pools = append(pools, scheduling.NodePoolFromAPI(np, its))
+	}
+	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, Nodes: existing, NodePools: pools, DaemonSets: s.daemonSets})
+	if err != nil {
+		s.fail(fmt.Errorf("solving %d pods: %w", len(pods), err))
+		return
+	}
+	for _, nom := range plan.Nominations {
+		if p := byUID[nom.Pod.UID]; p != nil {
+			p.nominated = nom.Node
+		}
+	}
+	for _, cp := range plan.NewClaims {
+		s.launch(cp, byUID)
+	}
+	for _, u := range plan.Unschedulable {
+		if p := byUID[u.Pod.UID]; p != nil {
+			s.noteOnce("unschedulable:"+u.Reason, "pod %s cannot be placed: %s", p.obj.Name, u.Reason)
+			s.retryLater(p)
+		}
+	}
+	s.kickBinder()
+}
+
+// updatePoolStatus plays the pool counter: what the pool's live claims hold.
+func (s *Sim) updatePoolStatus(np *nsv1.NodePool) {
+	total := corev1.ResourceList{}
+	var count int64
+	for _, n := range s.nodes {
+		if n.gone || n.pool != np.Name {
+			continue
+		}
+		count++
+		for name, q := range n.it.Capacity {
+			sum := total[name]
+			sum.Add(q)
+			total[name] = sum
+		}
+	}
+	np.Status.Resources, np.Status.Nodes = total, count
+}
+
+// claimFor turns a planned claim into the NodeClaim the provisioner creates.
+func (s *Sim) claimFor(cp *scheduling.ClaimPlan, np *nsv1.NodePool) *nsv1.NodeClaim {
+	s.claimSerial++
+	tmpl := np.Spec.Template
+	labels := map[string]string{nsv1.LabelNodePool: np.Name}
+	for k, v := range cp.Labels {
+		labels[k] = v
+	}
+	claim := &nsv1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              fmt.Sprintf("%s-%05d", np.Name, s.claimSerial),
+			Labels:            labels,
+			Annotations:       tmpl.ObjectMeta.Annotations,
+			CreationTimestamp: metav1.NewTime(s.clock.Now()),
+			Generation:        1,
+		},
+		Spec: nsv1.NodeClaimSpec{
+			Requirements:           cp.Requirements.NodeSelectorRequirements(),
+			Resources:              nsv1.ResourceRequirements{Requests: cp.Requests},
+			Taints:                 cp.Taints,
+			StartupTaints:          cp.StartupTaints,
+			NodeClassRef:           tmpl.Spec.NodeClassRef,
+			ExpireAfter:            tmpl.Spec.ExpireAfter,
+			TerminationGracePeriod: tmpl.Spec.TerminationGracePeriod,
+		},
+	}
+	claim.UID = types.UID(claim.Name)
+	return claim
+}
+
+func (s *Sim) pool(name string) *nsv1.NodePool {
+	for _, np := range s.pools {
+		if np.Name == name {
+			return np
+		}
+	}
+	return nil
+}
+
+// launch creates the claim through the cloud provider and registers the
+// instance's node-to-be; a failed launch sends the claim's pods back to the
+// provisioner.
+func (s *Sim) launch(cp *scheduling.ClaimPlan, byUID map[types.UID]*pod) {
+	np := s.pool(cp.NodePool)
+	if np == nil {
+		s.fail(fmt.Errorf("plan names unknown pool %q", cp.NodePool))
+		return
+	}
+	claim := s.claimFor(cp, np)
+	created, err := s.cloud.Create(s.ctx, claim)
+	if err != nil {
+		reason := "other"
+		switch {
+		case cloudprovider.IsInsufficientCapacity(err):
+			reason = "insufficient capacity"
+		case cloudprovider.IsNodeClassNotReady(err):
+			reason = "node class not ready"
+		}
+		s.failures[reason]++
+		s.note("launch of %s for %d pods failed (%s): %v", claim.Name, len(cp.Pods), reason, err)
+		for _, po := range cp.Pods {
+			if p := byUID[po.UID]; p != nil {
+				p.nominated = ""
+				s.retryLater(p)
+			}
+		}
+		return
+	}
+	it, ok := s.catalog.Get(created.Status.InstanceType)
+	if !ok {
+		s.fail(fmt.Errorf("launched unknown instance type %q", created.Status.InstanceType))
+		return
+	}
+	price := quantityFloat(created.Status.Price)
+	if price == 0 {
+		if o, ok := it.Offerings.Get(created.Status.Zone, created.Status.CapacityType); ok {
+			price = o.Price
+		}
+	}
+	o := catalog.Offering{Zone: created.Status.Zone, CapacityType: created.Status.CapacityType, Price: price}
+	labels := it.LabelsFor(o)
+	for k, v := range created.Labels {
+		labels[k] = v
+	}
+	labels[nsv1.LabelNodeClaim] = created.Name
+	n := s.newNode(created.Name, it, o, labels, created.Spec.Taints)
+	if len(created.Status.Allocatable) > 0 {
+		n.obj.Status.Allocatable = created.Status.Allocatable
+		n.alloc = toResources(created.Status.Allocatable)
+	}
+	n.claim = created
+	n.pool = np.Name
+	n.instanceID = instanceID(created.Status.ProviderID)
+	s.nodesByInstance[n.instanceID] = n
+	lifecycle.SetCondition(&created.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, true, "", ""), created.Generation, metav1.NewTime(s.clock.Now()))
+	n.launch = len(s.launches)
+	s.launches = append(s.launches, output.Launch{
+		NodeClaim: created.Name, Pool: np.Name, InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType,
+		Price: price, OnDemandPrice: it.OnDemandPrice, LaunchedAt: s.now,
+	})
+	if want := cp.Options; len(want) > 0 && want[0].CapacityType != o.CapacityType {
+		s.note("%s launched as %s %s in %s: the plan's cheapest option was %s %s in %s", created.Name, o.CapacityType, it.Name, o.Zone,
+			want[0].CapacityType, want[0].InstanceType.Name, want[0].Zone)
+	}
+	for _, po := range cp.Pods {
+		if p := byUID[po.UID]; p != nil {
+			p.nominated = created.Name
+		}
+	}
+	// The world boots the instance BootDelay from now; make sure it is ticked then.
+	s.after(s.sc.World.BootDelay.Duration, func() {})
+}
+
+func quantityFloat(q *resource.Quantity) float64 {
+	if q == nil {
+		return 0
+	}
+	return q.AsApproximateFloat64()
+}
+
+// instanceID is the last segment of an aws:///zone/i-… provider ID.
+func instanceID(providerID string) string {
+	return providerID[strings.LastIndex(providerID, "/")+1:]
+}
+
+// noteOnce records a note the first time its key is seen.
+func (s *Sim) noteOnce(key, format string, a ...any) {
+	if s.noted == nil {
+		s.noted = map[string]bool{}
+	}
+	if s.noted[key] {
+		return
+	}
+	s.noted[key] = true
+	s.note(format, a...)
+}

@@ -1,0 +1,85 @@
+package simulator
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	"github.com/nodesmith/nodesmith/pkg/simulator/output"
+	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
+)
+
+// scripted runs one of the scenario's events.
+func (s *Sim) scripted(e scenario.Event) {
+	switch {
+	case e.SendMessages != nil:
+		if err := s.queues[e.SendMessages.Queue].send(e.SendMessages.Count); err != nil {
+			s.fail(err)
+		}
+	case e.SpotInterruption != nil:
+		s.interrupt(*e.SpotInterruption)
+	case e.ICE != nil:
+		until := Epoch.Add(s.sc.Duration.Duration + time.Hour)
+		if d := e.ICE.Duration.Duration; d > 0 {
+			until = s.clock.Now().Add(d)
+			s.schedule(until.Sub(Epoch), prioNormal, func() {})
+		}
+		n := s.forPools(e.ICE.InstanceType, e.ICE.Zone, e.ICE.CapacityType, func(p fakeaws.Pool) {
+			s.world.InjectICE(p.InstanceType, p.Zone, p.CapacityType, until)
+		})
+		s.note("ICE injected into %d pools (%s) until t=%s", n, describeMatch(e.ICE.InstanceType, e.ICE.Zone, e.ICE.CapacityType),
+			output.FormatDuration(until.Sub(Epoch)))
+	case e.PriceChange != nil:
+		pc := e.PriceChange
+		n := s.forPools(pc.InstanceType, pc.Zone, pc.CapacityType, func(p fakeaws.Pool) {
+			s.world.SetPrice(p.InstanceType, p.Zone, p.CapacityType, pc.Price)
+		})
+		for _, nd := range s.nodes {
+			if nd.system() || nd.gone || nd.deleting || !matchType(pc.InstanceType, nd.it.Name) ||
+				(pc.Zone != "" && pc.Zone != nd.zone) || (pc.CapacityType != "" && pc.CapacityType != nd.capType) {
+				continue
+			}
+			s.accrue(nd)
+			nd.price = pc.Price
+		}
+		if err := s.refreshPrices(s.ctx); err != nil {
+			s.fail(fmt.Errorf("refreshing prices: %w", err))
+		}
+		s.note("price of %d pools (%s) set to $%.4f/h", n, describeMatch(pc.InstanceType, pc.Zone, pc.CapacityType), pc.Price)
+	}
+}
+
+// interrupt sends the spot interruption notice to the oldest matching spot instances.
+func (s *Sim) interrupt(si scenario.SpotInterruption) {
+	var victims []*node
+	for _, n := range s.nodes {
+		if n.system() || n.gone || n.deleting || n.capType != nsv1.CapacityTypeSpot ||
+			!matchType(si.InstanceType, n.it.Name) || (si.Zone != "" && si.Zone != n.zone) {
+			continue
+		}
+		victims = append(victims, n)
+	}
+	slices.SortStableFunc(victims, func(a, b *node) int { return int(a.launchedAt - b.launchedAt) })
+	if len(victims) == 0 {
+		s.note("spot interruption requested but no matching spot instance is running")
+		return
+	}
+	for _, n := range victims[:min(si.Count, len(victims))] {
+		if err := s.world.Interrupt(n.instanceID); err != nil {
+			s.fail(fmt.Errorf("interrupting %s: %w", n.instanceID, err))
+			return
+		}
+	}
+}
+
+func describeMatch(instanceType, zone, capacityType string) string {
+	or := func(v, all string) string {
+		if v == "" {
+			return all
+		}
+		return v
+	}
+	return fmt.Sprintf("%s, %s, %s", or(instanceType, "any type"), or(zone, "any zone"), or(capacityType, "any capacity type"))
+}
