@@ -64,13 +64,18 @@ func (s *Server) createFleet(p params) (func(x *xmlw), error) {
 		return nil, err
 	}
 	zones := s.w.instanceZones(res)
+	subnetZones := map[string]string{}
+	for _, sn := range s.w.Subnets() {
+		subnetZones[sn.ID] = sn.Zone
+	}
 	return func(x *xmlw) {
 		x.leaf("fleetId", res.FleetID)
 		x.open("errorSet")
 		for _, e := range res.Errors {
 			x.open("item")
 			if e.Override >= 0 {
-				ltAndOverrides(x, req.Overrides[e.Override], "")
+				o := req.Overrides[e.Override]
+				ltAndOverrides(x, o, subnetZones[o.SubnetID])
 			}
 			x.leaf("lifecycle", e.Lifecycle)
 			x.leaf("errorCode", e.Code)
