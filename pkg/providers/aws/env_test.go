@@ -54,6 +54,7 @@ type envOpts struct {
 	specs    []catalog.Spec // nil: testTypes
 	provider func(*Options)
 	clock    clock.Clock // nil: the fake clock
+	world    func(*fakeaws.Options)
 }
 
 func snapshotSpecs(t testing.TB, names []string) []catalog.Spec {
@@ -106,7 +107,11 @@ func newEnv(t testing.TB, o envOpts) *env {
 	}
 	fc := clocktesting.NewFakeClock(epoch)
 	e := &env{t: t, ctx: context.Background(), clock: fc, classes: map[string]*awsv1.EC2NodeClass{}}
-	e.world = fakeaws.NewWorld(fakeaws.Options{Clock: fc, ClusterName: testCluster, Seed: 1, Specs: fspecs})
+	wo := fakeaws.Options{Clock: fc, ClusterName: testCluster, Seed: 1, Specs: fspecs}
+	if o.world != nil {
+		o.world(&wo)
+	}
+	e.world = fakeaws.NewWorld(wo)
 	srv := httptest.NewServer(fakeaws.NewServer(e.world))
 	t.Cleanup(srv.Close)
 	cfg := aws.Config{
