@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -117,5 +118,32 @@ func TestWithAvailability(t *testing.T) {
 	down := m5.withOfferings(Offerings{{Zone: z, CapacityType: "spot", Price: 1, Available: false}})
 	if out := WithAvailability([]*InstanceType{down}, nil); out[0].Offerings[0].Available || out[0] == down {
 		t.Error("nil cache: want an unchanged copy")
+	}
+}
+
+// The cache is shared by launches, the interruption handler and readers;
+// run with -race to check the locking.
+func TestUnavailableOfferingsConcurrent(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	u := NewUnavailableOfferings(clk, time.Minute)
+	types := []*InstanceType{{Name: "a", Offerings: Offerings{{Zone: "z", CapacityType: "spot", Available: true}}}}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				u.MarkUnavailable("a", "z", "spot", "ice")
+				_ = u.IsUnavailable("a", "z", "spot")
+				_ = u.SeqNum()
+				_ = WithAvailability(types, u)
+				_ = u.Entries()
+				clk.Step(time.Second)
+			}
+		}()
+	}
+	wg.Wait()
+	if !u.IsUnavailable("a", "z", "spot") {
+		t.Error("last mark lost")
 	}
 }
