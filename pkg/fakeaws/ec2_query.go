@@ -3,7 +3,6 @@ package fakeaws
 import (
 	"fmt"
 	"net/url"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,12 +154,43 @@ func tagAttr(name string, tags map[string]string) ([]string, bool) {
 func anyMatch(patterns, vals []string) bool {
 	for _, pat := range patterns {
 		for _, v := range vals {
-			if ok, _ := path.Match(pat, v); ok || pat == v {
+			if wildcard(pat, v) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// wildcard matches EC2 filter patterns: * is any run of characters
+// (including "/"), ? is one character, and a backslash escapes either.
+func wildcard(pat, s string) bool {
+	p, r := []rune(pat), []rune(s)
+	pi, si := 0, 0
+	star, mark := -1, 0
+	for si < len(r) {
+		switch {
+		case pi < len(p) && p[pi] == '\\' && pi+1 < len(p) && p[pi+1] == r[si]:
+			pi += 2
+			si++
+		case pi < len(p) && p[pi] != '*' && p[pi] != '\\' && (p[pi] == '?' || p[pi] == r[si]):
+			pi++
+			si++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
 }
 
 // page applies MaxResults/NextToken to n items: it returns the [from, to)
