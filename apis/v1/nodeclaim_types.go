@@ -18,7 +18,6 @@ import (
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=".status.nodeName"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
-// +kubebuilder:printcolumn:name="Price",type=string,JSONPath=".status.price",priority=1
 // +kubebuilder:printcolumn:name="ProviderID",type=string,JSONPath=".status.providerID",priority=1
 // +kubebuilder:printcolumn:name="NodePool",type=string,JSONPath=".metadata.labels.nodesmith\\.sh/nodepool",priority=1
 type NodeClaim struct {
@@ -56,12 +55,14 @@ type NodeClaimSpec struct {
 	NodeClassRef *NodeClassReference `json:"nodeClassRef"`
 	// ExpireAfter is the longest the node lives, or Never.
 	// +kubebuilder:default="720h"
-	// +kubebuilder:validation:Pattern=`^(([0-9]+(s|m|h))+|Never)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:message="expireAfter must be a duration in whole hours, minutes or seconds (720h, 90m, 1h30m) or Never",rule="self.matches('^(([0-9]+(s|m|h))+|Never)$')"
 	// +kubebuilder:validation:Type=string
 	// +optional
 	ExpireAfter NillableDuration `json:"expireAfter,omitzero"`
 	// TerminationGracePeriod bounds how long a drain may wait.
-	// +kubebuilder:validation:Pattern=`^([0-9]+(s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:message="terminationGracePeriod must be a duration in whole hours, minutes or seconds (30s, 10m, 1h)",rule="self.matches('^([0-9]+(s|m|h))+$')"
 	// +kubebuilder:validation:Type=string
 	// +optional
 	TerminationGracePeriod *metav1.Duration `json:"terminationGracePeriod,omitempty"`

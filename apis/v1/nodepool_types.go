@@ -77,6 +77,10 @@ type NodeClaimTemplateObjectMeta struct {
 type NodeClaimTemplateSpec struct {
 	// Requirements narrow the instance types, zones and capacity types the pool may launch.
 	// +kubebuilder:validation:MaxItems=100
+	// The restricted keys are set per node by the system; a pool that asked
+	// for them could never launch anything. (NodeClaims may carry them: the
+	// provisioner writes its own claims.)
+	// +kubebuilder:validation:XValidation:message="requirements may not use restricted label keys: kubernetes.io/hostname and nodesmith.sh/nodepool, nodeclaim, registered and initialized are set by the system",rule="self.all(r, !(r.key in ['kubernetes.io/hostname','nodesmith.sh/nodepool','nodesmith.sh/nodeclaim','nodesmith.sh/registered','nodesmith.sh/initialized']))"
 	// +listType=atomic
 	// +optional
 	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements,omitempty"`
@@ -93,13 +97,15 @@ type NodeClaimTemplateSpec struct {
 	NodeClassRef *NodeClassReference `json:"nodeClassRef"`
 	// ExpireAfter is the longest a node lives before it is replaced, or Never.
 	// +kubebuilder:default="720h"
-	// +kubebuilder:validation:Pattern=`^(([0-9]+(s|m|h))+|Never)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:message="expireAfter must be a duration in whole hours, minutes or seconds (720h, 90m, 1h30m) or Never",rule="self.matches('^(([0-9]+(s|m|h))+|Never)$')"
 	// +kubebuilder:validation:Type=string
 	// +optional
 	ExpireAfter NillableDuration `json:"expireAfter,omitzero"`
 	// TerminationGracePeriod is the longest a draining node waits for its pods
 	// (PDBs and do-not-disrupt included) before they are deleted.
-	// +kubebuilder:validation:Pattern=`^([0-9]+(s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:message="terminationGracePeriod must be a duration in whole hours, minutes or seconds (30s, 10m, 1h)",rule="self.matches('^([0-9]+(s|m|h))+$')"
 	// +kubebuilder:validation:Type=string
 	// +optional
 	TerminationGracePeriod *metav1.Duration `json:"terminationGracePeriod,omitempty"`
@@ -123,7 +129,8 @@ type Disruption struct {
 	// ConsolidateAfter is how long a node must see no pod arrive or leave
 	// before it may be consolidated, or Never.
 	// +kubebuilder:default="0s"
-	// +kubebuilder:validation:Pattern=`^(([0-9]+(s|m|h))+|Never)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:message="consolidateAfter must be a duration in whole hours, minutes or seconds (0s, 30s, 5m, 1h) or Never",rule="self.matches('^(([0-9]+(s|m|h))+|Never)$')"
 	// +kubebuilder:validation:Type=string
 	// +optional
 	ConsolidateAfter NillableDuration `json:"consolidateAfter,omitzero"`
@@ -151,16 +158,18 @@ const (
 type Budget struct {
 	// Nodes is a count ("5") or a percentage of the pool's nodes ("10%", rounded up).
 	// +kubebuilder:default="10%"
-	// +kubebuilder:validation:Pattern=`^((100|[0-9]{1,2})%|[0-9]+)$`
+	// +kubebuilder:validation:MaxLength=16
 	// +kubebuilder:validation:XValidation:message="nodes must be a whole number (\"5\") or a percentage from 0% to 100% (\"10%\")",rule="self.matches('^((100|[0-9]{1,2})%|[0-9]+)$')"
 	// +optional
 	Nodes string `json:"nodes"`
 	// Schedule is a cron expression (UTC) for when the budget starts to apply; @daily and friends work too.
-	// +kubebuilder:validation:Pattern=`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$`
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:message="schedule must be a cron expression of five fields, minute hour day-of-month month day-of-week (\"0 9 * * mon-fri\"), or one of @yearly, @monthly, @weekly, @daily, @hourly",rule="self.matches('^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|[^ ]+ [^ ]+ [^ ]+ [^ ]+ [^ ]+)$')"
 	// +optional
 	Schedule *string `json:"schedule,omitempty"`
 	// Duration is how long the budget applies after each scheduled start.
-	// +kubebuilder:validation:Pattern=`^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:message="duration must be whole hours and/or minutes (8h, 30m, 1h30m)",rule="self.matches('^([0-9]+h)?([0-9]+m)?(0s)?$') && self != '' && self != '0s'"
 	// +kubebuilder:validation:Type=string
 	// +optional
 	Duration *metav1.Duration `json:"duration,omitempty"`

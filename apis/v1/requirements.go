@@ -6,14 +6,13 @@ import corev1 "k8s.io/api/core/v1"
 // may also ask for a minimum number of distinct values among the instance
 // types a claim may launch (diversification for spot).
 //
-// +kubebuilder:validation:XValidation:message="operator In needs at least one value",rule="self.operator != 'In' || size(self.values) > 0"
-// +kubebuilder:validation:XValidation:message="operators Gt, Lt, Gte and Lte take exactly one value, a non-negative integer",rule="!(self.operator in ['Gt','Lt','Gte','Lte']) || (size(self.values) == 1 && self.values[0].matches('^[0-9]+$'))"
-// +kubebuilder:validation:XValidation:message="operators Exists and DoesNotExist take no values",rule="!(self.operator in ['Exists','DoesNotExist']) || size(self.values) == 0"
-// +kubebuilder:validation:XValidation:message="minValues must not exceed the number of values",rule="!has(self.minValues) || self.operator != 'In' || self.minValues <= size(self.values)"
+// +kubebuilder:validation:XValidation:message="operator In needs at least one value",rule="self.operator != 'In' || (has(self.values) && size(self.values) > 0)"
+// +kubebuilder:validation:XValidation:message="operators Gt, Lt, Gte and Lte take exactly one value, a non-negative integer",rule="!(self.operator in ['Gt','Lt','Gte','Lte']) || (has(self.values) && size(self.values) == 1 && self.values[0].matches('^[0-9]+$'))"
+// +kubebuilder:validation:XValidation:message="operators Exists and DoesNotExist take no values",rule="!(self.operator in ['Exists','DoesNotExist']) || !has(self.values) || size(self.values) == 0"
+// +kubebuilder:validation:XValidation:message="minValues must not exceed the number of values",rule="!has(self.minValues) || self.operator != 'In' || (has(self.values) && self.minValues <= size(self.values))"
 type NodeSelectorRequirementWithMinValues struct {
 	// Key is the label key the requirement applies to.
 	// +kubebuilder:validation:MaxLength=316
-	// +kubebuilder:validation:XValidation:message="label key is restricted: kubernetes.io/hostname and the nodesmith.sh/nodepool, nodeclaim, registered and initialized labels are set by the system",rule="!(self in ['kubernetes.io/hostname','nodesmith.sh/nodepool','nodesmith.sh/nodeclaim','nodesmith.sh/registered','nodesmith.sh/initialized'])"
 	// +required
 	Key string `json:"key"`
 	// Operator is In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte.
@@ -22,6 +21,7 @@ type NodeSelectorRequirementWithMinValues struct {
 	Operator corev1.NodeSelectorOperator `json:"operator"`
 	// Values for In/NotIn (a set) or Gt/Lt/Gte/Lte (one integer).
 	// +kubebuilder:validation:MaxItems=500
+	// +kubebuilder:validation:items:MaxLength=63
 	// +listType=atomic
 	// +optional
 	Values []string `json:"values,omitempty"`

@@ -29,19 +29,19 @@ type EC2NodeClass struct {
 // +kubebuilder:validation:XValidation:message="amiFamily must match the alias family (e.g. al2023@latest needs amiFamily AL2023 or no amiFamily)",rule="!has(self.amiFamily) || !self.amiSelectorTerms.exists(t, has(t.alias)) || self.amiSelectorTerms.exists(t, has(t.alias) && t.alias.split('@')[0].lowerAscii() == self.amiFamily.lowerAscii())"
 type EC2NodeClassSpec struct {
 	// SubnetSelectorTerms select the subnets instances launch in; terms are ORed.
-	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:XValidation:message="subnetSelectorTerms needs at least one term (e.g. tags: {nodesmith.sh/discovery: my-cluster})",rule="size(self) > 0"
 	// +kubebuilder:validation:MaxItems=30
 	// +listType=atomic
 	// +required
 	SubnetSelectorTerms []SubnetSelectorTerm `json:"subnetSelectorTerms"`
 	// SecurityGroupSelectorTerms select the instances' security groups; terms are ORed.
-	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:XValidation:message="securityGroupSelectorTerms needs at least one term (e.g. tags: {nodesmith.sh/discovery: my-cluster})",rule="size(self) > 0"
 	// +kubebuilder:validation:MaxItems=30
 	// +listType=atomic
 	// +required
 	SecurityGroupSelectorTerms []SecurityGroupSelectorTerm `json:"securityGroupSelectorTerms"`
 	// AMISelectorTerms select the machine image; an alias (al2023@latest) picks the EKS-optimized image.
-	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:XValidation:message="amiSelectorTerms needs at least one term (e.g. alias: al2023@latest)",rule="size(self) > 0"
 	// +kubebuilder:validation:MaxItems=30
 	// +kubebuilder:validation:XValidation:message="an alias term must be the only AMI selector term",rule="!self.exists(t, has(t.alias)) || size(self) == 1"
 	// +listType=atomic

@@ -1,0 +1,178 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	v1 "github.com/nodesmith/nodesmith/apis/v1"
+)
+
+func pool(mutate func(*v1.NodePool)) client.Object {
+	np := validNodePool("invalid")
+	mutate(np)
+	return np
+}
+
+func nodeClass(mutate func(*awsv1.EC2NodeClass)) client.Object {
+	nc := validNodeClass("invalid")
+	mutate(nc)
+	return nc
+}
+
+func req(key string, op corev1.NodeSelectorOperator, values ...string) v1.NodeSelectorRequirementWithMinValues {
+	return v1.NodeSelectorRequirementWithMinValues{Key: key, Operator: op, Values: values}
+}
+
+func setReqs(reqs ...v1.NodeSelectorRequirementWithMinValues) func(*v1.NodePool) {
+	return func(np *v1.NodePool) { np.Spec.Template.Spec.Requirements = reqs }
+}
+
+func setBudget(b v1.Budget) func(*v1.NodePool) {
+	return func(np *v1.NodePool) { np.Spec.Disruption.Budgets = []v1.Budget{b} }
+}
+
+func rawDuration(s string) v1.NillableDuration {
+	return v1.NillableDuration{Raw: []byte(`"` + s + `"`)}
+}
+
+// TestValidObjectsAreAccepted is the control for TestInvalidObjectsAreRefused:
+// the objects the cases break are themselves fine.
+func TestValidObjectsAreAccepted(t *testing.T) {
+	for _, obj := range []client.Object{validNodePool("valid"), validNodeClass("valid"), validNodeClaim("valid")} {
+		if err := env.Client.Create(t.Context(), obj, client.DryRunAll); err != nil {
+			t.Errorf("%T refused: %v", obj, err)
+		}
+	}
+}
+
+// TestInvalidObjectsAreRefused checks that each mistake a user can make is
+// refused by the API server itself (CRD schema and CEL rules, no webhook) and
+// that the message says what is wrong.
+func TestInvalidObjectsAreRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		obj  client.Object
+		want string
+	}{
+		{"In without values", pool(setReqs(req("kubernetes.io/arch", "In"))),
+			"operator In needs at least one value"},
+		{"Gt with two values", pool(setReqs(req("aws.nodesmith.sh/instance-cpu", "Gt", "4", "8"))),
+			"operators Gt, Lt, Gte and Lte take exactly one value, a non-negative integer"},
+		{"Gt without a value", pool(setReqs(req("aws.nodesmith.sh/instance-cpu", "Gt"))),
+			"operators Gt, Lt, Gte and Lte take exactly one value, a non-negative integer"},
+		{"Gte with a negative number", pool(setReqs(req("aws.nodesmith.sh/instance-cpu", v1.NodeSelectorOpGte, "-1"))),
+			"operators Gt, Lt, Gte and Lte take exactly one value, a non-negative integer"},
+		{"Lte with a word", pool(setReqs(req("aws.nodesmith.sh/instance-generation", v1.NodeSelectorOpLte, "five"))),
+			"operators Gt, Lt, Gte and Lte take exactly one value, a non-negative integer"},
+		{"Exists with values", pool(setReqs(req("aws.nodesmith.sh/instance-gpu-count", "Exists", "1"))),
+			"operators Exists and DoesNotExist take no values"},
+		{"unknown operator", pool(setReqs(req("kubernetes.io/arch", "Near", "amd64"))),
+			`Unsupported value: "Near"`},
+		{"minValues above the number of values", pool(func(np *v1.NodePool) {
+			r := req("aws.nodesmith.sh/instance-family", "In", "c5", "m5")
+			r.MinValues = ptr(3)
+			np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{r}
+		}), "minValues must not exceed the number of values"},
+		{"requirement on kubernetes.io/hostname", pool(setReqs(req("kubernetes.io/hostname", "In", "ip-10-0-0-1"))),
+			"requirements may not use restricted label keys"},
+		{"requirement on nodesmith.sh/nodepool", pool(setReqs(req(v1.LabelNodePool, "In", "other"))),
+			"requirements may not use restricted label keys"},
+		{"template label nodesmith.sh/nodepool", pool(func(np *v1.NodePool) {
+			np.Spec.Template.ObjectMeta.Labels = map[string]string{v1.LabelNodePool: "x"}
+		}), "labels may not use restricted keys"},
+		{"missing nodeClassRef", pool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef = nil }),
+			"spec.template.spec.nodeClassRef: Required value"},
+		{"expireAfter in days", pool(func(np *v1.NodePool) { np.Spec.Template.Spec.ExpireAfter = rawDuration("30d") }),
+			"expireAfter must be a duration in whole hours, minutes or seconds (720h, 90m, 1h30m) or Never"},
+		{"terminationGracePeriod in days", unstructuredWith(t, validNodePool("invalid"), "3d", "spec", "template", "spec", "terminationGracePeriod"),
+			"terminationGracePeriod must be a duration in whole hours, minutes or seconds (30s, 10m, 1h)"},
+		{"NodeClaim expireAfter a word", unstructuredWith(t, validNodeClaim("invalid"), "a month", "spec", "expireAfter"),
+			"expireAfter must be a duration in whole hours, minutes or seconds (720h, 90m, 1h30m) or Never"},
+		{"consolidateAfter not a duration", pool(func(np *v1.NodePool) { np.Spec.Disruption.ConsolidateAfter = rawDuration("soon") }),
+			"consolidateAfter must be a duration in whole hours, minutes or seconds (0s, 30s, 5m, 1h) or Never"},
+		{"unknown consolidation policy", pool(func(np *v1.NodePool) { np.Spec.Disruption.ConsolidationPolicy = "Always" }),
+			`Unsupported value: "Always": supported values: "WhenEmpty", "WhenEmptyOrUnderutilized"`},
+		{"budget schedule without duration", pool(setBudget(v1.Budget{Nodes: "0", Schedule: ptr("@daily")})),
+			"schedule and duration must be set together"},
+		{"budget duration without schedule", pool(setBudget(v1.Budget{Nodes: "0", Duration: &metav1.Duration{Duration: 3600e9}})),
+			"schedule and duration must be set together"},
+		{"budget nodes a word", pool(setBudget(v1.Budget{Nodes: "ten"})),
+			`nodes must be a whole number ("5") or a percentage from 0% to 100% ("10%")`},
+		{"budget nodes above 100%", pool(setBudget(v1.Budget{Nodes: "150%"})),
+			`nodes must be a whole number ("5") or a percentage from 0% to 100% ("10%")`},
+		{"budget schedule with four fields", pool(setBudget(v1.Budget{Nodes: "0", Schedule: ptr("0 9 * *"), Duration: &metav1.Duration{Duration: 3600e9}})),
+			"schedule must be a cron expression of five fields"},
+		{"budget duration in seconds", pool(setBudget(v1.Budget{Nodes: "0", Schedule: ptr("@daily"), Duration: &metav1.Duration{Duration: 30e9}})),
+			"duration must be whole hours and/or minutes (8h, 30m, 1h30m)"},
+		{"budget reason unknown", pool(setBudget(v1.Budget{Nodes: "1", Reasons: []v1.DisruptionReason{"Expired"}})),
+			`Unsupported value: "Expired": supported values: "Empty", "Underutilized", "Drifted"`},
+		{"weight above 100", pool(func(np *v1.NodePool) { np.Spec.Weight = ptr[int32](101) }),
+			"spec.weight: Invalid value: 101: spec.weight in body should be less than or equal to 100"},
+
+		{"both role and instanceProfile", nodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.InstanceProfile = ptr("profile") }),
+			"set exactly one of role or instanceProfile"},
+		{"neither role nor instanceProfile", nodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.Role = nil }),
+			"set exactly one of role or instanceProfile"},
+		{"no subnet selector terms", nodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{} }),
+			"subnetSelectorTerms needs at least one term"},
+		{"no security group selector terms", nodeClass(func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.SecurityGroupSelectorTerms = []awsv1.SecurityGroupSelectorTerm{}
+		}), "securityGroupSelectorTerms needs at least one term"},
+		{"empty subnet selector term", nodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{}} }),
+			"a subnet selector term needs tags or id"},
+		{"subnet id with tags", nodeClass(func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{ID: "subnet-0abc", Tags: map[string]string{"a": "b"}}}
+		}), "id cannot be combined with other fields in a subnet selector term"},
+		{"security group id with name", nodeClass(func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.SecurityGroupSelectorTerms = []awsv1.SecurityGroupSelectorTerm{{ID: "sg-0abc", Name: "nodes"}}
+		}), "id cannot be combined with other fields in a security group selector term"},
+		{"empty tag value", nodeClass(func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"nodesmith.sh/discovery": ""}}}
+		}), "empty tag keys or values aren't supported"},
+		{"AMI alias with id", nodeClass(func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: "al2023@latest", ID: "ami-0abc"}}
+		}), "alias cannot be combined with other fields in an AMI selector term"},
+		{"AMI alias next to another term", nodeClass(func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}, {ID: "ami-0abc"}}
+		}), "an alias term must be the only AMI selector term"},
+		{"amiFamily against the alias", nodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.AMIFamily = ptr("Bottlerocket") }),
+			"amiFamily must match the alias family"},
+		{"tag owned by Nodesmith", nodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.Tags = map[string]string{awsv1.TagCluster: "other"} }),
+			"tag keys nodesmith.sh/cluster, nodesmith.sh/nodepool and nodesmith.sh/nodeclaim are set by Nodesmith"},
+		{"unknown systemReserved key", nodeClass(func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.Kubelet = &awsv1.KubeletConfiguration{SystemReserved: map[string]string{"gpu": "1"}}
+		}), "systemReserved keys must be cpu, memory, ephemeral-storage or pid"},
+
+		{"NodeClaim In without values", func() client.Object {
+			nc := validNodeClaim("invalid")
+			nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{req("node.kubernetes.io/instance-type", "In")}
+			return nc
+		}(), "operator In needs at least one value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := env.Client.Create(t.Context(), tt.obj, client.DryRunAll)
+			if err == nil {
+				t.Fatalf("accepted, want refused with %q", tt.want)
+			}
+			t.Logf("refused: %v", err)
+			if !apierrors.IsInvalid(err) {
+				t.Errorf("error is not Invalid: %v", err)
+			}
+			// A rule that errors out (e.g. reading an absent field) also
+			// refuses the object, but with a message about CEL, not the user's mistake.
+			if strings.Contains(err.Error(), "evaluating rule") {
+				t.Errorf("a validation rule failed to evaluate instead of judging the object: %v", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("message\n  %v\nwant it to contain\n  %s", err, tt.want)
+			}
+		})
+	}
+}

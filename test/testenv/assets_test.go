@@ -1,0 +1,99 @@
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestAssetsDir(t *testing.T) {
+	full := t.TempDir()
+	for _, bin := range []string{"kube-apiserver", "etcd"} {
+		if err := os.WriteFile(filepath.Join(full, bin), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := t.TempDir()
+	cached := filepath.Join(cache, "k8s-v1.37.2-etcd-v3.7.0")
+	if err := os.MkdirAll(cached, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cached, "kube-apiserver"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cached, "etcd"), nil, 0o644); err != nil { // not executable
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, assets, cache string
+		want, wantErr       string
+	}{
+		{name: "KUBEBUILDER_ASSETS wins", assets: full, cache: cache, want: full},
+		{name: "empty KUBEBUILDER_ASSETS folder", assets: t.TempDir(), cache: cache,
+			wantErr: "kube-apiserver not found in"},
+		{name: "falls back to the tool cache", cache: cache,
+			wantErr: "etcd not found in " + cached + " (run make tools"},
+		{name: "nothing built", cache: t.TempDir(), wantErr: "run make tools"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("KUBEBUILDER_ASSETS", tt.assets)
+			t.Setenv("NODESMITH_CACHE", tt.cache)
+			got, err := AssetsDir()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("AssetsDir() = %q, %v; want error containing %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("AssetsDir() = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelmPath(t *testing.T) {
+	cache := t.TempDir()
+	bin := filepath.Join(cache, "helm-v3.22.0", "helm")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, env, cache, want, wantErr string
+	}{
+		{name: "from the cache", cache: cache, want: bin},
+		{name: "NODESMITH_HELM wins", env: bin, cache: t.TempDir(), want: bin},
+		{name: "missing", cache: t.TempDir(), wantErr: "(run make tools, or tools/build.sh helm)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("NODESMITH_HELM", tt.env)
+			t.Setenv("NODESMITH_CACHE", tt.cache)
+			got, err := HelmPath()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("HelmPath() = %q, %v; want error containing %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("HelmPath() = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRepoRootHoldsTheCRDs(t *testing.T) {
+	entries, err := os.ReadDir(CRDDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 3 {
+		t.Errorf("%s holds %d files, want the 3 CRDs", CRDDir(), len(entries))
+	}
+}
