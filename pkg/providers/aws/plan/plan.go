@@ -68,7 +68,7 @@ func Make(in Input) (Plan, error) {
 		return Plan{}, err
 	}
 	subnets := SubnetPerZone(in.Subnets)
-	defined := definedKeys(in.InstanceTypes)
+	defined := definedKeys(m.Keys(), in.InstanceTypes)
 	type cand struct {
 		it  *catalog.InstanceType
 		off catalog.Offering
@@ -80,7 +80,7 @@ func Make(in Input) (Plan, error) {
 			continue
 		}
 		for _, o := range it.Offerings {
-			if !o.Available || subnets[o.Zone] == "" || !m.Matches(it.LabelsFor(o), defined) {
+			if !o.Available || subnets[o.Zone] == "" || !m.MatchesFunc(offeringLabels(it, o), defined) {
 				continue
 			}
 			cands = append(cands, cand{it, o})
@@ -187,20 +187,25 @@ func fits(allocatable, requests corev1.ResourceList) bool {
 	return true
 }
 
-// definedKeys are the label keys some type or offering carries: the keys a
-// requirement must be checked on.
-func definedKeys(types []*catalog.InstanceType) map[string]bool {
-	keys := map[string]bool{
-		corev1.LabelTopologyZone: true, nsv1.LabelCapacityType: true,
-		corev1.LabelArchStable: true, corev1.LabelOSStable: true, corev1.LabelInstanceTypeStable: true,
-		corev1.LabelTopologyRegion: true,
-	}
-	for _, it := range types {
-		for k := range it.Labels {
-			keys[k] = true
+// definedKeys are the requirement keys some type or offering carries: the
+// keys a requirement must be checked on.
+func definedKeys(keys []string, types []*catalog.InstanceType) map[string]bool {
+	out := map[string]bool{}
+	for _, k := range keys {
+		switch k {
+		case corev1.LabelTopologyZone, nsv1.LabelCapacityType, corev1.LabelArchStable, corev1.LabelOSStable,
+			corev1.LabelInstanceTypeStable, corev1.LabelTopologyRegion:
+			out[k] = true
+			continue
+		}
+		for _, it := range types {
+			if _, ok := it.Labels[k]; ok {
+				out[k] = true
+				break
+			}
 		}
 	}
-	return keys
+	return out
 }
 
 func countTypes(opts []Option) int {
@@ -209,4 +214,18 @@ func countTypes(opts []Option) int {
 		seen[o.InstanceType.Name] = true
 	}
 	return len(seen)
+}
+
+// offeringLabels looks labels up as it.LabelsFor(o) would hold them.
+func offeringLabels(it *catalog.InstanceType, o catalog.Offering) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		switch k {
+		case corev1.LabelTopologyZone:
+			return o.Zone, o.Zone != ""
+		case nsv1.LabelCapacityType:
+			return o.CapacityType, o.CapacityType != ""
+		}
+		v, ok := it.Labels[k]
+		return v, ok
+	}
 }

@@ -61,8 +61,14 @@ func NewMatcher(reqs []nsv1.NodeSelectorRequirementWithMinValues) (*Matcher, err
 
 // Matches reports whether labels satisfy every requirement whose key is in definedKeys.
 func (m *Matcher) Matches(labels map[string]string, definedKeys map[string]bool) bool {
+	return m.MatchesFunc(func(k string) (string, bool) { v, ok := labels[k]; return v, ok }, definedKeys)
+}
+
+// MatchesFunc is Matches over a label lookup, so callers can overlay an
+// offering's zone and capacity type on a type's labels without a new map.
+func (m *Matcher) MatchesFunc(label func(string) (string, bool), definedKeys map[string]bool) bool {
 	for _, r := range m.reqs {
-		if definedKeys[r.key] && !r.matches(labels) {
+		if definedKeys[r.key] && !r.matches(label) {
 			return false
 		}
 	}
@@ -75,8 +81,8 @@ func (m *Matcher) Allows(key, value string) bool {
 	return m.Matches(map[string]string{key: value}, map[string]bool{key: true})
 }
 
-func (r requirement) matches(labels map[string]string) bool {
-	v, ok := labels[r.key]
+func (r requirement) matches(label func(string) (string, bool)) bool {
+	v, ok := label(r.key)
 	switch r.op {
 	case corev1.NodeSelectorOpIn:
 		return ok && slices.Contains(r.values, v)
@@ -100,4 +106,17 @@ func (r requirement) matches(labels map[string]string) bool {
 		return n < r.num
 	}
 	return false
+}
+
+// Keys are the distinct keys the requirements constrain.
+func (m *Matcher) Keys() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range m.reqs {
+		if !seen[r.key] {
+			seen[r.key] = true
+			out = append(out, r.key)
+		}
+	}
+	return out
 }
