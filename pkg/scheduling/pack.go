@@ -3,6 +3,7 @@ package scheduling
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -226,8 +227,17 @@ func (s *solver) pack(p *pool, items []*item) {
 		}
 	}
 	firstSeeded := len(s.bins)
+	// Seeds of the same hostname group cannot share the bins an earlier
+	// seed of that group filled, so each group resumes where the last
+	// stopped instead of rescanning every bin (quadratic at 20k pods).
+	resume := map[int]int{}
+	seedTarget := map[*item]int{}
 	for _, it := range seeds {
+		key := seedKey(it)
 		cursor := firstSeeded
+		if r, ok := resume[key]; ok {
+			cursor = r
+		}
 		for len(it.st.left) > 0 {
 			placed := false
 			for ; cursor < len(s.bins); cursor++ {
@@ -243,7 +253,13 @@ func (s *solver) pack(p *pool, items []*item) {
 				it.st.note(fmt.Sprintf("pool %q: node limit reached", p.np.Name))
 				break
 			}
-			target := s.chooseTarget(p, it, items)
+			// One target per seed class: its bins are sized alike, and the
+			// choice costs a pass over every type.
+			target, ok := seedTarget[it]
+			if !ok {
+				target = s.chooseTarget(p, it, items)
+				seedTarget[it] = target
+			}
 			if target < 0 {
 				break
 			}
@@ -251,11 +267,12 @@ func (s *solver) pack(p *pool, items []*item) {
 			b.seeded = true
 			if !s.tryAdd(b, it, false) {
 				s.closeEmpty(b)
-				it.st.note(fmt.Sprintf("pool %q: constraints leave no room on a new node", p.np.Name))
+				it.st.note(s.blocked(p, it))
 				break
 			}
 			cursor = len(s.bins) - 1
 		}
+		resume[key] = cursor
 	}
 	for i := firstSeeded; i < len(s.bins); i++ {
 		s.fill(s.bins[i], rest, true)
@@ -284,7 +301,7 @@ func (s *solver) pack(p *pool, items []*item) {
 		b := s.open(p, anchor, target)
 		if !s.tryAdd(b, anchor, false) {
 			s.closeEmpty(b)
-			anchor.st.note(fmt.Sprintf("pool %q: constraints leave no room on a new node", p.np.Name))
+			anchor.st.note(s.blocked(p, anchor))
 			anchor.dead = true
 			continue
 		}
@@ -293,6 +310,17 @@ func (s *solver) pack(p *pool, items []*item) {
 	for _, it := range items {
 		it.dead = false
 	}
+}
+
+// seedKey is the first hostname group a seed's pods are limited by (-1 for
+// host-port-only seeds, which do not resume).
+func seedKey(it *item) int {
+	for _, k := range it.v.constraints {
+		if k.g.scope == scopeHostname && k.kind != kindAffinity && k.maxSkew <= 1 {
+			return k.g.id
+		}
+	}
+	return -1 - it.c.id
 }
 
 // fill adds pods to b, each time the one whose size best matches the bin's
@@ -383,7 +411,12 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 				price = math.Min(price, pt.price[si])
 			}
 		}
-		cost := price * math.Max(1, ratio)
+		// Few nodes are paid whole: round the count up; many nodes amortise.
+		n := math.Max(1, ratio)
+		if n < 16 {
+			n = math.Ceil(n - 1e-9)
+		}
+		cost := price * n
 		if cost < bestCost*(1-1e-9) || cost <= bestCost*(1+1e-9) && ratio < bestRatio {
 			best, bestCost, bestRatio = ti, cost, ratio
 		}
@@ -401,4 +434,19 @@ func intersects(a, b bitset) bool {
 		}
 	}
 	return false
+}
+
+// blocked explains why a pod could not go even onto a fresh node of pool p.
+func (s *solver) blocked(p *pool, it *item) string {
+	var cs []string
+	for _, k := range it.v.constraints {
+		cs = append(cs, k.text)
+	}
+	if len(it.c.ports) > 0 {
+		cs = append(cs, "host ports")
+	}
+	if len(cs) == 0 {
+		return fmt.Sprintf("pool %q: no new node can take it", p.np.Name)
+	}
+	return fmt.Sprintf("pool %q: %s leave no node or zone for it", p.np.Name, strings.Join(cs, ", "))
 }

@@ -129,6 +129,20 @@ func (s *solver) prepare() error {
 		}
 		s.state[c] = &classState{left: c.pods}
 	}
+	// Anti-affinity terms of pods already running are groups too (the
+	// symmetric check), so they must exist before classes are matched.
+	for _, n := range s.in.Nodes {
+		for _, p := range n.Pods {
+			if p.Spec.Affinity == nil || p.Spec.Affinity.PodAntiAffinity == nil {
+				continue
+			}
+			for _, term := range p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				if g, err := s.topo.groupFor(p, term.TopologyKey, term.LabelSelector, term.Namespaces, term.NamespaceSelector, term.MatchLabelKeys, term.MismatchLabelKeys); err == nil {
+					g.hasOwner = true
+				}
+			}
+		}
+	}
 	// Which groups count each class, and whether any zone group touches it.
 	for _, c := range s.classes {
 		for _, g := range s.topo.groups {
