@@ -30,10 +30,15 @@ dir_of() {
   esac
 }
 
-# build_into DIR MARKER CMD...: runs CMD with GOBIN-like output into a temporary
-# folder and moves it into place only when every binary was built, so an
-# interrupted build never leaves a half-filled cache that looks complete.
+# finish DIR marks a tool folder complete. Binaries are written as NAME.tmp and
+# renamed, and .complete comes last, so an interrupted build never leaves a
+# half-filled cache that looks complete.
 finish() { touch "$1/.complete"; }
+
+# started/built log with UTC timestamps and the wall time of each build, so a
+# slow CI run says which tool it waited for.
+started() { t0=$SECONDS; echo "$(date -u +%H:%M:%S) building $*" >&2; }
+built() { echo "$(date -u +%H:%M:%S) built $1 in $((SECONDS - t0))s" >&2; }
 
 build_k8s() {
   local out; out=$(dir_of k8s)
@@ -42,11 +47,11 @@ build_k8s() {
   local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean"
   (cd "$here" &&
     for c in kube-apiserver kube-scheduler kube-controller-manager; do
-      [ -x "$out/$c" ] || { echo "building $c $K8S_VERSION (slow the first time: ~20 CPU-minutes for the apiserver)" >&2
-        go build -trimpath -ldflags "$ld" -o "$out/$c.tmp" "k8s.io/kubernetes/cmd/$c" && mv "$out/$c.tmp" "$out/$c"; }
+      [ -x "$out/$c" ] || { started "$c $K8S_VERSION (slow the first time: ~20 CPU-minutes for the apiserver)"
+        go build -trimpath -ldflags "$ld" -o "$out/$c.tmp" "k8s.io/kubernetes/cmd/$c" && mv "$out/$c.tmp" "$out/$c" && built "$c"; }
     done
-    [ -x "$out/etcd" ] || { echo "building etcd $ETCD_VERSION" >&2
-      go build -trimpath -ldflags "-s -w" -o "$out/etcd.tmp" ./etcd && mv "$out/etcd.tmp" "$out/etcd"; })
+    [ -x "$out/etcd" ] || { started "etcd $ETCD_VERSION"
+      go build -trimpath -ldflags "-s -w" -o "$out/etcd.tmp" ./etcd && mv "$out/etcd.tmp" "$out/etcd" && built etcd; })
   if [ -x /usr/bin/kubectl ] && [ ! -e "$out/kubectl" ]; then ln -s /usr/bin/kubectl "$out/kubectl"; fi
   finish "$out"
 }
@@ -55,8 +60,9 @@ go_install() { # tool version pkg [ldflags]
   local out; out=$(dir_of "$1")
   [ -f "$out/.complete" ] && return 0
   mkdir -p "$out"
-  echo "building $1 $2" >&2
+  started "$1 $2"
   GOBIN="$out" GOFLAGS=-buildvcs=false go install -trimpath -ldflags "${4:-}" "$3@$2"
+  built "$1"
   finish "$out"
 }
 
