@@ -43,7 +43,7 @@ func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 	if err != nil {
 		return nil, cloudprovider.NewNodeClassNotReadyError(err)
 	}
-	base, err := p.instanceTypes(ctx, nc, res)
+	base, _, err := p.instanceTypes(ctx, nc, res)
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +68,7 @@ func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 		}
 		if pl.Note != "" {
 			log.Info("launch fallback", "reason", pl.Note, "attempt", attempt)
+			p.event(claim, EventOnDemandFallback, pl.Note)
 		}
 		req, err := p.buildFleetRequest(ctx, claim, nc, res, pl)
 		if err != nil {
@@ -90,7 +91,9 @@ func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 		if !retry {
 			return nil, fmt.Errorf("launching %s: the fleet launched nothing%s", claim.Name, failureText(failures))
 		}
-		log.Info("launch fallback", "reason", "insufficient capacity; retrying with the remaining offerings", "capacityType", pl.CapacityType, "attempt", attempt)
+		msg := fmt.Sprintf("no %s capacity in %d offerings%s; retrying with the remaining offerings", pl.CapacityType, len(pl.Options), failureText(failures))
+		log.Info("launch fallback", "reason", msg, "attempt", attempt)
+		p.event(claim, EventCapacityFallback, msg)
 	}
 	return nil, cloudprovider.NewInsufficientCapacityError(withFailures(errors.New("every launch attempt ran out of capacity"), failures))
 }
@@ -383,4 +386,10 @@ func ParseProviderID(pid string) (string, error) {
 		return "", fmt.Errorf("provider id %q has no instance id", pid)
 	}
 	return id, nil
+}
+
+func (p *Provider) event(claim *nsv1.NodeClaim, reason, msg string) {
+	if p.opts.OnEvent != nil {
+		p.opts.OnEvent(claim, reason, msg)
+	}
 }

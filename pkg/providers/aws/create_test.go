@@ -184,7 +184,10 @@ func TestCheapestSpotPoolICEGoesToAnotherSpotPool(t *testing.T) {
 }
 
 func TestAllSpotOutFallsBackToOnDemandInOneCreate(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	var events []string
+	e := newEnv(t, envOpts{provider: func(o *Options) {
+		o.OnEvent = func(c *nsv1.NodeClaim, reason, _ string) { events = append(events, c.Name+"/"+reason) }
+	}})
 	types := []string{"m5.large", "c5.large"}
 	for _, p := range e.world.Pools() {
 		if p.CapacityType == fakeaws.CapacitySpot {
@@ -205,5 +208,8 @@ func TestAllSpotOutFallsBackToOnDemandInOneCreate(t *testing.T) {
 	}
 	if aws.ToString(calls[0].ClientToken) == aws.ToString(calls[1].ClientToken) {
 		t.Error("the on-demand retry reused the spot call's client token")
+	}
+	if want := []string{"c1/" + EventCapacityFallback, "c1/" + EventOnDemandFallback}; !slices.Equal(events, want) {
+		t.Errorf("events = %v, want %v", events, want)
 	}
 }

@@ -27,20 +27,38 @@ func (p *Provider) GetInstanceTypes(ctx context.Context, pool *nsv1.NodePool) ([
 	if err != nil {
 		return nil, cloudprovider.NewNodeClassNotReadyError(err)
 	}
-	types, err := p.instanceTypes(ctx, nc, res)
+	types, key, err := p.instanceTypes(ctx, nc, res)
 	if err != nil {
 		return nil, err
 	}
-	return catalog.WithAvailability(types, p.ice), nil
+	// The ICE view is cached too, keyed by the cache's sequence number,
+	// which moves when an offering is marked and when a mark expires.
+	seq := p.ice.SeqNum()
+	p.typesMu.Lock()
+	defer p.typesMu.Unlock()
+	e, ok := p.typeCache[key]
+	if !ok || !sameTypes(e.types, types) {
+		// Rebuilt by someone else meanwhile: do not cache a view of old types.
+		return catalog.WithAvailability(types, p.ice), nil
+	}
+	if e.applied == nil || e.appliedSeq != seq {
+		e.applied, e.appliedSeq = catalog.WithAvailability(types, p.ice), seq
+		p.typeCache[key] = e
+	}
+	return append([]*catalog.InstanceType(nil), e.applied...), nil
+}
+
+func sameTypes(a, b []*catalog.InstanceType) bool {
+	return len(a) == len(b) && (len(a) == 0 || a[0] == b[0])
 }
 
 // instanceTypes is the cached, ICE-free view for a node class. The cache
 // key holds everything that changes capacity or offerings (kubelet
 // settings, root volume, zones); a price refresh invalidates it.
-func (p *Provider) instanceTypes(ctx context.Context, nc *awsv1.EC2NodeClass, res *Resolved) ([]*catalog.InstanceType, error) {
+func (p *Provider) instanceTypes(ctx context.Context, nc *awsv1.EC2NodeClass, res *Resolved) ([]*catalog.InstanceType, string, error) {
 	if p.opts.DiscoverInstanceTypes {
 		if err := p.ensureOfferings(ctx); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	zones := res.Zones()
@@ -58,11 +76,11 @@ func (p *Provider) instanceTypes(ctx context.Context, nc *awsv1.EC2NodeClass, re
 	e, ok := p.typeCache[key]
 	p.typesMu.Unlock()
 	if ok && e.priceSeq == seq && now.Sub(e.at) < p.opts.InstanceTypesTTL {
-		return e.types, nil
+		return e.types, key, nil
 	}
 	kubelet, err := catalog.KubeletSettingsFrom(nc.Spec.Kubelet)
 	if err != nil {
-		return nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("reading kubelet settings: %w", err))
+		return nil, "", cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("reading kubelet settings: %w", err))
 	}
 	opts := p.opts.Catalog
 	opts.Region, opts.Zones, opts.Kubelet, opts.EphemeralStorage = p.opts.Region, zones, kubelet, rootSize
@@ -70,7 +88,7 @@ func (p *Provider) instanceTypes(ctx context.Context, nc *awsv1.EC2NodeClass, re
 	p.typesMu.Lock()
 	p.typeCache[key] = typesEntry{at: now, priceSeq: seq, types: types}
 	p.typesMu.Unlock()
-	return types, nil
+	return types, key, nil
 }
 
 // buildTypes runs the catalog's filters and math, then replaces the

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/clock"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 )
 
@@ -54,7 +55,20 @@ type Options struct {
 	MaxLaunchAttempts int
 	// Log receives fallback and launch lines; default discard.
 	Log logr.Logger
+	// OnEvent, when set, is told about decisions a user may question (a
+	// fallback to other pools or to on-demand), so the controller can
+	// record Events on the claim. Reasons are the Event* constants.
+	OnEvent func(claim *nsv1.NodeClaim, reason, message string)
 }
+
+// Event reasons passed to Options.OnEvent.
+const (
+	// EventCapacityFallback: a CreateFleet call found no capacity; the
+	// claim is retried at once with the remaining offerings.
+	EventCapacityFallback = "CapacityFallback"
+	// EventOnDemandFallback: the claim allows spot but launches on-demand.
+	EventOnDemandFallback = "OnDemandFallback"
+)
 
 // Config is everything New needs.
 type Config struct {

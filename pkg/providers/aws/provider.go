@@ -58,7 +58,10 @@ type resolvedEntry struct {
 type typesEntry struct {
 	at       time.Time
 	priceSeq uint64
-	types    []*catalog.InstanceType // offerings all available; the ICE cache is applied per call
+	types    []*catalog.InstanceType // offerings all available
+	// applied is types with the ICE cache applied at sequence appliedSeq.
+	applied    []*catalog.InstanceType
+	appliedSeq uint64
 }
 
 // New builds the provider.
