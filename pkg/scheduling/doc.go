@@ -5,15 +5,70 @@
 // cannot be placed.
 //
 // It owns the requirements algebra (Requirement, Requirements: In, NotIn,
-// Exists, DoesNotExist, Gt, Lt, Gte, Lte, minValues; intersection and
-// compatibility) that the controller, the AWS provider and the consolidator
-// reuse, and the bin-packing solver (Solve).
+// Exists, DoesNotExist, Gt, Lt, Gte, Lte, minValues; Intersect, Compatible,
+// Matches) that the controller, the AWS provider and the consolidator reuse,
+// and the bin-packing solver (Solve). It must not import client-go clients,
+// controller-runtime or the AWS SDK. Node affinity and taint/toleration
+// matching against concrete nodes go through k8s.io/component-helpers.
 //
-// It must not import client-go clients, controller-runtime or the AWS SDK:
-// it is pure. k8s.io/api, k8s.io/apimachinery and k8s.io/component-helpers
-// (node affinity and taint/toleration matching) are its only Kubernetes
-// dependencies.
+// # Algorithm
 //
-// The algorithm is described in detail below the package clause in
-// algorithm.go's comment.
+//  1. Classes. Pods are grouped by a signature (namespace, labels, requests,
+//     node selector, affinity, tolerations, spread, host ports). Every later
+//     step works per class, so cost grows with distinct shapes, not pods.
+//     Requests are int64 vectors (millicores, bytes, pods, ephemeral,
+//     extended resources) converted once.
+//  2. Relaxation ladder. Each class gets variants, strictest first: every
+//     required OR-term of its node affinity, combined with its preferences
+//     (preferred pod affinity, preferred anti-affinity, preferred node
+//     affinity, ScheduleAnyway spreads) which are dropped one at a time. A
+//     solve runs in rounds; pods not placed in round r retry with variant r+1.
+//     PreferencePolicy Ignore starts at the last rung.
+//  3. Pool fit. Per class variant and pool (pools in weight order, then
+//     name): pool taints must be tolerated; zone and capacity-type
+//     requirements narrow a 64-bit set of (zone, capacity type) slots;
+//     instance-type labels filter types into a bitset; other keys must be
+//     offered by the pool's labels or requirements; one pod must fit the
+//     type's allocatable minus the DaemonSet overhead of that pool and type.
+//     The first failing check becomes the explanation.
+//  4. Topology. Spread, affinity and anti-affinity terms become groups
+//     counted per zone and per node/claim. Zone-scoped classes get per-zone
+//     quotas before packing (water-filling within maxSkew against the minimum
+//     over every zone where a node matching the pod's affinity exists or
+//     could be launched, minDomains honoured; anti-affinity and the symmetric
+//     check forbid zones; self-affinity picks the cheapest zone). Hostname
+//     rules are checked per node as pods are added. After packing, zone
+//     spread is re-checked and pods are taken back if a zone fell short.
+//  5. Existing capacity first: first fit over registered nodes, then
+//     in-flight claims.
+//  6. Packing new claims, per pool:
+//     - seeds (pods that need a node of their own: hostname anti-affinity,
+//     hostname spread, host ports) open one claim each, shared across seed
+//     classes;
+//     - those claims are topped up with other pods up to the cheapest type
+//     that already holds them (no size increase: filling paid-for slack);
+//     - the rest goes to claims whose target type minimises price × nodes
+//     needed for the remaining demand (whole nodes while few are needed, so
+//     a small tail picks the cheapest type that holds it), filled by the
+//     dot-product heuristic: the next pod is the one whose normalised
+//     request best matches the claim's free capacity, so cpu and memory
+//     fill together instead of one dimension first.
+//  7. Shrinking and options. Each claim launches as the cheapest type that
+//     holds its pods plus DaemonSet overhead; its options are every fitting
+//     (type, zone, capacity type) in its allowed slots, cheapest first, at
+//     most MaxOptionsPerClaim. Only the cheapest option's capacity type is
+//     listed: spot when the pool allows it and it is cheaper; the provider
+//     falls back to on-demand itself when spot is short (ICE), and the next
+//     solve sees the ICE cache.
+//  8. Limits are pessimistic: a claim counts the largest capacity among its
+//     options, so whichever option launches, the pool stays within its
+//     limits; options that would break the limit are dropped.
+//
+// CostLowerBound gives the LP relaxation of cpu+memory covering; the
+// benchmarks report the plan's cost against it.
+//
+// Known limits: topology keys other than hostname and zone are not
+// supported for required constraints (the pod is reported unschedulable);
+// namespace selectors in pod affinity terms are read as "all namespaces";
+// at most 64 (zone, capacity type) pairs per solve.
 package scheduling
