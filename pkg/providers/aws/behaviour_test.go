@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
@@ -477,5 +478,25 @@ func TestSpotQuotaFallsBackToOnDemand(t *testing.T) {
 	}
 	if !e2.ice.IsUnavailable("m6i.large", "us-east-1b", nsv1.CapacityTypeSpot) {
 		t.Error("spot should be hidden account-wide after MaxSpotInstanceCountExceeded")
+	}
+}
+
+func TestDeletedLaunchTemplateIsRecreated(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	reqs := reqIn(corev1.LabelInstanceTypeStable, "m5.large")
+	e.create(newClaim("a", reqs))
+	out, err := e.ec2.DescribeLaunchTemplates(e.ctx, &ec2.DescribeLaunchTemplatesInput{})
+	if err != nil || len(out.LaunchTemplates) != 1 {
+		t.Fatalf("templates: %v, %d", err, len(out.LaunchTemplates))
+	}
+	if _, err := e.ec2.DeleteLaunchTemplate(e.ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: out.LaunchTemplates[0].LaunchTemplateName}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.create(newClaim("b", reqs))
+	if got.Status.ProviderID == "" {
+		t.Fatal("no instance after the template was recreated")
+	}
+	if n := e.world.Stats()["CreateLaunchTemplate"]; n != 2 {
+		t.Errorf("CreateLaunchTemplate calls = %d, want 2", n)
 	}
 }

@@ -57,6 +57,27 @@ type Plan struct {
 // ErrNoOptions means no offering satisfies the claim right now.
 var ErrNoOptions = errors.New("no instance type offering satisfies the claim's requirements and resources")
 
+// checkMinValues enforces requirements' minValues on the options sent:
+// a pool that asks for spread across, say, 5 instance types must not be
+// launched from a list the price cut narrowed to fewer.
+func checkMinValues(reqs []nsv1.NodeSelectorRequirementWithMinValues, opts []Option) error {
+	for _, r := range reqs {
+		if r.MinValues == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, o := range opts {
+			if v, ok := offeringLabels(o.InstanceType, catalog.Offering{Zone: o.Zone})(r.Key); ok {
+				seen[v] = true
+			}
+		}
+		if len(seen) < *r.MinValues {
+			return fmt.Errorf("%w: %s needs %d distinct values, the options have %d", ErrNoOptions, r.Key, *r.MinValues, len(seen))
+		}
+	}
+	return nil
+}
+
 // flexibilityThreshold: an on-demand fallback with fewer types than this is
 // worth telling the user about (more types, more spot pools).
 const flexibilityThreshold = 5
@@ -142,6 +163,9 @@ func Make(in Input) (Plan, error) {
 		opts = opts[:max]
 	}
 	p.Options = opts
+	if err := checkMinValues(in.Requirements, opts); err != nil {
+		return Plan{}, err
+	}
 	if p.Note != "" {
 		if n := countTypes(opts); n < flexibilityThreshold {
 			p.Note += fmt.Sprintf(" (only %d instance types are allowed; allow more for more spot pools)", n)

@@ -126,6 +126,24 @@ func TestMake(t *testing.T) {
 			wantCT: spot, want: []string{"m5.large/z1/subnet-b"},
 		},
 		{
+			name: "minValues met",
+			in: Input{Requirements: []nsv1.NodeSelectorRequirementWithMinValues{minValues(corev1.LabelInstanceTypeStable, 2, "m5.large", "c5.large")},
+				InstanceTypes: []*catalog.InstanceType{
+					itype(m5, off("z1", spot, 0.035)),
+					itype(c5, off("z1", spot, 0.032)),
+				}, Subnets: subnets},
+			wantCT: spot, want: []string{"c5.large/z1/subnet-b", "m5.large/z1/subnet-b"},
+		},
+		{
+			name: "minValues not met after filters",
+			in: Input{Requirements: []nsv1.NodeSelectorRequirementWithMinValues{minValues(corev1.LabelInstanceTypeStable, 2, "m5.large", "c5.large")},
+				InstanceTypes: []*catalog.InstanceType{
+					itype(m5, off("z1", spot, 0.035)),
+					itype(c5, ice(off("z1", spot, 0.032))),
+				}, Subnets: subnets},
+			wantErr: ErrNoOptions,
+		},
+		{
 			name:    "nothing fits",
 			in:      Input{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64")}, InstanceTypes: []*catalog.InstanceType{itype(m5, off("z1", od, 0.096))}, Subnets: subnets},
 			wantErr: ErrNoOptions,
@@ -220,4 +238,10 @@ func TestMatcher(t *testing.T) {
 	if _, err := NewMatcher([]nsv1.NodeSelectorRequirementWithMinValues{req("cpu", nsv1.NodeSelectorOpGte, "x")}); err == nil {
 		t.Error("want an error for a non-integer Gte")
 	}
+}
+
+func minValues(key string, n int, vals ...string) nsv1.NodeSelectorRequirementWithMinValues {
+	r := req(key, corev1.NodeSelectorOpIn, vals...)
+	r.MinValues = &n
+	return r
 }
