@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,8 +46,11 @@ type CloudProvider struct {
 	calls     []Call
 	instances map[string]*nsv1.NodeClaim // by providerID
 	byClaim   map[string]string          // claim name -> providerID
-	seq       int
 }
+
+// seq numbers instances across every fake in the process, so fakes sharing
+// one API server never hand out the same providerID.
+var seq atomic.Int64
 
 // New returns a fake with the given instance types.
 func New(types ...*catalog.InstanceType) *CloudProvider {
@@ -111,8 +115,7 @@ func (f *CloudProvider) Instances() []*nsv1.NodeClaim {
 func (f *CloudProvider) AddInstance(claimName string, launched time.Time) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.seq++
-	id := fmt.Sprintf("fake:///zone-a/i-%06d", f.seq)
+	id := fmt.Sprintf("fake:///zone-a/i-%06d", seq.Add(1))
 	f.instances[id] = &nsv1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: claimName, CreationTimestamp: metav1.NewTime(launched)},
 		Status:     nsv1.NodeClaimStatus{ProviderID: id},
@@ -152,8 +155,7 @@ func (f *CloudProvider) Create(_ context.Context, claim *nsv1.NodeClaim) (*nsv1.
 	if err != nil {
 		return nil, err
 	}
-	f.seq++
-	id := fmt.Sprintf("fake:///%s/i-%06d", off.Zone, f.seq)
+	id := fmt.Sprintf("fake:///%s/i-%06d", off.Zone, seq.Add(1))
 	out := claim.DeepCopy()
 	out.Status.ProviderID = id
 	out.Status.InstanceType = it.Name

@@ -7,13 +7,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
@@ -112,14 +110,8 @@ func (p *Provisioner) launchOne(ctx context.Context, claim *nsv1.NodeClaim) (ncl
 	}
 	now := metav1.NewTime(p.clk.Now())
 	rules.SetCondition(&claim.Status.Conditions, rules.ClaimReady(claim.Status.Conditions), claim.Generation, now)
-	if !equality.Semantic.DeepEqual(base.Labels, claim.Labels) {
-		if perr := p.kube.Patch(ctx, claim, client.MergeFrom(base)); perr != nil {
-			return out, fmt.Errorf("labelling nodeclaim %s: %w", claim.Name, perr)
-		}
-		base.Labels = claim.Labels
-	}
-	if perr := p.kube.Status().Patch(ctx, claim, client.MergeFrom(base)); perr != nil {
-		return out, fmt.Errorf("writing launch status of nodeclaim %s: %w", claim.Name, perr)
+	if perr := ncl.Persist(ctx, p.kube, base, claim); perr != nil {
+		return out, perr
 	}
 	p.recent.add(claim)
 	return out, err

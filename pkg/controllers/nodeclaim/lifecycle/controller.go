@@ -120,6 +120,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	for _, p := range []phase{c.launch, c.register, c.initialize, c.liveness} {
 		r, err := p(ctx, claim)
 		if err != nil {
+			// A phase that keeps failing must still time out.
+			if _, lerr := c.liveness(ctx, claim); lerr == nil && !claim.DeletionTimestamp.IsZero() {
+				return reconcile.Result{}, nil
+			}
 			return reconcile.Result{}, err
 		}
 		if !claim.DeletionTimestamp.IsZero() {
@@ -137,13 +141,21 @@ func (c *Controller) persist(ctx context.Context, base, claim *nsv1.NodeClaim) e
 	}
 	ready := rules.ClaimReady(claim.Status.Conditions)
 	rules.SetCondition(&claim.Status.Conditions, ready, claim.Generation, metav1.NewTime(c.clk.Now()))
+	return Persist(ctx, c.kube, base, claim)
+}
+
+// Persist writes claim's label and status changes since base. Each patch's
+// response overwrites the object, so the wanted status is kept aside.
+func Persist(ctx context.Context, kube client.Client, base, claim *nsv1.NodeClaim) error {
+	status := claim.Status.DeepCopy()
 	if !equality.Semantic.DeepEqual(base.Labels, claim.Labels) {
-		if err := c.kube.Patch(ctx, claim, client.MergeFrom(base)); err != nil {
+		if err := kube.Patch(ctx, claim, client.MergeFrom(base)); err != nil {
 			return client.IgnoreNotFound(fmt.Errorf("patching nodeclaim %s labels: %w", claim.Name, err))
 		}
+		claim.Status = *status
 	}
 	if !equality.Semantic.DeepEqual(base.Status, claim.Status) {
-		if err := c.kube.Status().Patch(ctx, claim, client.MergeFrom(base)); err != nil {
+		if err := kube.Status().Patch(ctx, claim, client.MergeFrom(base)); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}

@@ -1,0 +1,124 @@
+package lifecycle
+
+import (
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
+)
+
+func TestLaunch(t *testing.T) {
+	tests := []struct {
+		name         string
+		createErr    error
+		requirements []nsv1.NodeSelectorRequirementWithMinValues
+		wantErr      bool
+		wantDeleted  bool
+		wantReason   string // Launched condition reason
+		wantType     string
+		wantCapacity string
+	}{
+		{name: "launches the cheapest allowed offering", wantReason: nsv1.ConditionLaunched, wantType: "m5.large", wantCapacity: nsv1.CapacityTypeSpot},
+		{name: "requirements narrow the choice", wantReason: nsv1.ConditionLaunched, wantType: "m5.xlarge", wantCapacity: nsv1.CapacityTypeOnDemand,
+			requirements: []nsv1.NodeSelectorRequirementWithMinValues{
+				{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5.xlarge"}},
+				{Key: nsv1.LabelCapacityType, Operator: corev1.NodeSelectorOpIn, Values: []string{nsv1.CapacityTypeOnDemand}},
+			}},
+		{name: "insufficient capacity deletes the claim and replans its pods",
+			createErr: cloudprovider.NewInsufficientCapacityError(errors.New("every pool is out")), wantDeleted: true},
+		{name: "node class not ready is recorded", createErr: cloudprovider.NewNodeClassNotReadyError(errors.New("no subnets")),
+			wantErr: true, wantReason: "NodeClassNotReady"},
+		{name: "other errors are retried", createErr: errors.New("throttled"), wantErr: true, wantReason: "LaunchFailed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture()
+			f.cloud.CreateErr = tt.createErr
+			claim := controllertest.NodeClaim(uniq("launch"), "pool-a")
+			claim.Spec.Requirements = tt.requirements
+			create(t, claim)
+			f.cluster.Nominate("pod-1", claim.Name)
+
+			_, err := f.reconcile(t, claim.Name)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Reconcile error = %v, want error %v", err, tt.wantErr)
+			}
+			got := get(t, claim.Name)
+			if tt.wantDeleted {
+				if got.DeletionTimestamp.IsZero() {
+					t.Fatal("claim was not deleted after insufficient capacity")
+				}
+				if len(f.replayed) != 1 || f.replayed[0] != "pod-1" {
+					t.Fatalf("replanned pods = %v, want [pod-1]", f.replayed)
+				}
+				return
+			}
+			if !hasFinalizer(got) {
+				t.Errorf("claim has no termination finalizer")
+			}
+			cond := meta.FindStatusCondition(got.Status.Conditions, nsv1.ConditionLaunched)
+			if cond == nil || cond.Reason != tt.wantReason {
+				t.Fatalf("Launched condition = %+v, want reason %s", cond, tt.wantReason)
+			}
+			if tt.wantType == "" {
+				if got.Status.ProviderID != "" {
+					t.Fatalf("failed launch recorded providerID %s", got.Status.ProviderID)
+				}
+				return
+			}
+			if got.Status.InstanceType != tt.wantType || got.Status.CapacityType != tt.wantCapacity || got.Status.ProviderID == "" || got.Status.Price == nil {
+				t.Fatalf("status = %+v, want %s %s with providerID and price", got.Status, tt.wantType, tt.wantCapacity)
+			}
+			if got.Labels[corev1.LabelInstanceTypeStable] != tt.wantType || got.Labels[nsv1.LabelCapacityType] != tt.wantCapacity {
+				t.Fatalf("labels = %v, want the launched type and capacity type", got.Labels)
+			}
+			ready := meta.FindStatusCondition(got.Status.Conditions, nsv1.ConditionReady)
+			if ready == nil || ready.Reason != "NotRegistered" {
+				t.Fatalf("Ready condition = %+v, want NotRegistered", ready)
+			}
+		})
+	}
+}
+
+func TestLaunchIsIdempotent(t *testing.T) {
+	f := newFixture()
+	claim := create(t, controllertest.NodeClaim(uniq("twice"), "pool-a"))
+	for range 2 {
+		if _, err := f.reconcile(t, claim.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(f.cloud.Calls("Create")); n != 1 {
+		t.Fatalf("Create called %d times for one claim, want 1", n)
+	}
+	if n := len(f.cloud.Instances()); n != 1 {
+		t.Fatalf("%d instances for one claim, want 1", n)
+	}
+}
+
+func TestLaunchWaitsWhileAnotherLaunchIsInFlight(t *testing.T) {
+	f := newFixture()
+	claim := create(t, controllertest.NodeClaim(uniq("busy"), "pool-a"))
+	f.cluster.StartLaunch(claim.Name)
+	res, err := f.reconcile(t, claim.Name)
+	if err != nil || res.RequeueAfter == 0 {
+		t.Fatalf("Reconcile = %+v, %v; want a requeue while the provisioner launches", res, err)
+	}
+	if n := len(f.cloud.Calls("Create")); n != 0 {
+		t.Fatalf("Create called %d times while another launch held the claim", n)
+	}
+}
+
+func hasFinalizer(c *nsv1.NodeClaim) bool {
+	for _, f := range c.Finalizers {
+		if f == nsv1.TerminationFinalizer {
+			return true
+		}
+	}
+	return false
+}
