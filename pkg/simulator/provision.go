@@ -110,8 +110,19 @@ func (s *Sim) provision() {
 			p.nominated = nom.Node
 		}
 	}
+	s.batchFailures, s.batchFirstErr = 0, ""
 	for _, cp := range plan.NewClaims {
 		s.launch(cp, byUID)
+	}
+	s.drainProviderLog()
+	if s.batchFailures > 0 {
+		s.note("%d of %d launches failed; the first: %s", s.batchFailures, len(plan.NewClaims), truncate(s.batchFirstErr, 240))
+	}
+	if cached := len(s.unavailable.Entries()); cached != s.iceCached {
+		if cached > s.iceCached {
+			s.note("the ICE cache now hides %d offerings (was %d)", cached, s.iceCached)
+		}
+		s.iceCached = cached
 	}
 	for _, u := range plan.Unschedulable {
 		if p := byUID[u.Pod.UID]; p != nil {
@@ -199,7 +210,10 @@ func (s *Sim) launch(cp *scheduling.ClaimPlan, byUID map[types.UID]*pod) {
 			reason = "node class not ready"
 		}
 		s.failures[reason]++
-		s.note("launch of %s for %d pods failed (%s): %v", claim.Name, len(cp.Pods), reason, err)
+		s.batchFailures++
+		if s.batchFirstErr == "" {
+			s.batchFirstErr = fmt.Sprintf("%s for %d pods (%s): %v", claim.Name, len(cp.Pods), reason, err)
+		}
 		for _, po := range cp.Pods {
 			if p := byUID[po.UID]; p != nil {
 				p.nominated = ""
@@ -241,9 +255,10 @@ func (s *Sim) launch(cp *scheduling.ClaimPlan, byUID map[types.UID]*pod) {
 		Price: price, OnDemandPrice: it.OnDemandPrice, LaunchedAt: s.now,
 	})
 	if want := cp.Options; len(want) > 0 && want[0].CapacityType != o.CapacityType {
-		s.note("%s launched as %s %s in %s: the plan's cheapest option was %s %s in %s", created.Name, o.CapacityType, it.Name, o.Zone,
+		s.note("%s launched as %s %s in %s; the plan's cheapest option was %s %s in %s", created.Name, o.CapacityType, it.Name, o.Zone,
 			want[0].CapacityType, want[0].InstanceType.Name, want[0].Zone)
 	}
+
 	for _, po := range cp.Pods {
 		if p := byUID[po.UID]; p != nil {
 			p.nominated = created.Name
@@ -275,4 +290,11 @@ func (s *Sim) noteOnce(key, format string, a ...any) {
 	}
 	s.noted[key] = true
 	s.note(format, a...)
+}
+
+func truncate(v string, n int) string {
+	if len(v) <= n {
+		return v
+	}
+	return v[:n] + "…"
 }

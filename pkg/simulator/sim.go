@@ -54,8 +54,9 @@ type Sim struct {
 	unavailable *catalog.UnavailableOfferings
 	// worldEvents are instance events from the simulated AWS, queued by its
 	// subscriber and handled by the loop.
-	worldMu     sync.Mutex
-	worldEvents []fakeaws.Event
+	worldMu       sync.Mutex
+	worldEvents   []fakeaws.Event
+	providerLines []string
 
 	pools       []*nsv1.NodePool
 	nodeClasses map[string]*awsv1.EC2NodeClass
@@ -76,6 +77,10 @@ type Sim struct {
 	window      *batcher.Window
 	windowArmed bool
 	claimSerial int
+	// batchFailures and batchFirstErr summarise one batch's failed launches.
+	batchFailures int
+	batchFirstErr string
+	iceCached     int
 
 	replicaSets []*replicaSet
 	jobs        []*job
@@ -261,6 +266,7 @@ func (s *Sim) result() *output.Result {
 		BackToBase:      s.backToBase,
 		Notes:           s.notes,
 	}
+	r.QueueEmpty.NotApplicable = len(s.queueOrder) == 0
 	for _, n := range s.nodes {
 		s.accrue(n)
 		if n.system() {

@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -90,11 +93,14 @@ func (s *Sim) setup() error {
 		probe := &corev1.Pod{ObjectMeta: *ds.Spec.Template.ObjectMeta.DeepCopy(), Spec: *ds.Spec.Template.Spec.DeepCopy()}
 		s.dsProbes = append(s.dsProbes, &pod{obj: probe, affinity: nodeaffinity.GetRequiredNodeAffinity(probe)})
 	}
+	// The ICE cache with its default TTL, on the virtual clock.
+	s.unavailable = catalog.NewUnavailableOfferings(s.clock, 0)
 	provider, err := awsprovider.New(awsprovider.Config{
-		EC2:     ec2.NewFromConfig(cfg),
-		SSM:     ssm.NewFromConfig(cfg),
-		Cluster: awsprovider.Cluster{Name: w.ClusterName, Endpoint: "https://" + w.ClusterName + ".simulated", CABundle: "c2ltdWxhdGVk"},
-		Clock:   s.clock,
+		Unavailable: s.unavailable,
+		EC2:         ec2.NewFromConfig(cfg),
+		SSM:         ssm.NewFromConfig(cfg),
+		Cluster:     awsprovider.Cluster{Name: w.ClusterName, Endpoint: "https://" + w.ClusterName + ".simulated", CABundle: "c2ltdWxhdGVk"},
+		Clock:       s.clock,
 		NodeClasses: func(_ context.Context, name string) (*awsv1.EC2NodeClass, error) {
 			nc, ok := s.nodeClasses[name]
 			if !ok {
@@ -104,7 +110,7 @@ func (s *Sim) setup() error {
 		},
 		// Batching waits on the clock, which only moves between events: each
 		// claim is its own CreateFleet call.
-		Options: awsprovider.Options{Region: w.Region, Specs: specs, BatchIdle: -1},
+		Options: awsprovider.Options{Region: w.Region, Specs: specs, BatchIdle: -1, Log: s.providerLogger()},
 	})
 	if err != nil {
 		return fmt.Errorf("building the AWS provider: %w", err)
@@ -226,3 +232,36 @@ func (s *Sim) daemonSetsFor(n *node) []*appsv1.DaemonSet {
 	}
 	return out
 }
+
+// providerLogger collects the provider's log lines (launch fallbacks) so
+// they appear in the report as the decisions they are.
+func (s *Sim) providerLogger() logr.Logger {
+	return funcr.New(func(_, args string) {
+		s.worldMu.Lock()
+		s.providerLines = append(s.providerLines, args)
+		s.worldMu.Unlock()
+	}, funcr.Options{})
+}
+
+// drainProviderLog turns the provider's log lines of one batch into notes,
+// identical lines (but for the claim name) counted once.
+func (s *Sim) drainProviderLog() {
+	s.worldMu.Lock()
+	lines := s.providerLines
+	s.providerLines = nil
+	s.worldMu.Unlock()
+	counts := map[string]int{}
+	var order []string
+	for _, l := range lines {
+		l = claimField.ReplaceAllString(strings.TrimPrefix(l, `"level"=0 `), "")
+		if counts[l] == 0 {
+			order = append(order, l)
+		}
+		counts[l]++
+	}
+	for _, l := range order {
+		s.note("provider (×%d): %s", counts[l], l)
+	}
+}
+
+var claimField = regexp.MustCompile(` "nodeclaim"="[^"]*"`)

@@ -47,7 +47,7 @@ var panels = []panel{
 		{name: "in flight", color: orange, value: func(s Sample) float64 { return float64(s.QueueInFlight) }},
 	}},
 	{title: "Pods", ylabel: "pods", counts: true, series: []series{
-		{name: "desired (KEDA)", color: purple, dash: true, value: func(s Sample) float64 { return float64(s.DesiredReplicas) }},
+		{name: "desired", color: purple, dash: true, value: func(s Sample) float64 { return float64(s.DesiredReplicas) }},
 		{name: "running", color: green, value: func(s Sample) float64 { return float64(s.RunningPods) }},
 		{name: "pending", color: red, value: func(s Sample) float64 { return float64(s.PendingPods) }},
 	}},
@@ -65,8 +65,12 @@ var panels = []panel{
 func WritePNG(w io.Writer, title string, samples []Sample) error {
 	const dpi = 96
 	width, height := vg.Length(1200*72/dpi), vg.Length(1000*72/dpi)
-	rows := make([][]*plot.Plot, len(panels))
-	for i, pn := range panels {
+	shown := panels
+	if !hasQueue(samples) {
+		shown = panels[1:]
+	}
+	rows := make([][]*plot.Plot, len(shown))
+	for i, pn := range shown {
 		p, err := drawPanel(pn, samples)
 		if err != nil {
 			return err
@@ -88,6 +92,17 @@ func WritePNG(w io.Writer, title string, samples []Sample) error {
 		return fmt.Errorf("writing chart: %w", err)
 	}
 	return nil
+}
+
+// hasQueue reports whether any message was ever seen; without one the queue
+// panel would be an empty frame.
+func hasQueue(samples []Sample) bool {
+	for _, s := range samples {
+		if s.QueueVisible+s.QueueInFlight > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func drawPanel(pn panel, samples []Sample) (*plot.Plot, error) {

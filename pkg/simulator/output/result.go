@@ -44,9 +44,14 @@ func (l Launch) Hours() float64 { return (l.TerminatedAt - l.LaunchedAt).Hours()
 type Milestone struct {
 	At      time.Duration
 	Reached bool
+	// NotApplicable: the run has nothing to measure it on (no queue).
+	NotApplicable bool
 }
 
 func (m Milestone) String() string {
+	if m.NotApplicable {
+		return "n/a"
+	}
 	if !m.Reached {
 		return "not reached"
 	}

@@ -1,0 +1,239 @@
+package simulator
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/nodesmith/nodesmith/examples/scenarios"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
+	"github.com/nodesmith/nodesmith/pkg/simulator/output"
+	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
+)
+
+func loadExample(t testing.TB, name string) *scenario.Scenario {
+	t.Helper()
+	b, err := scenarios.FS.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func run(t testing.TB, sc *scenario.Scenario) *output.Result {
+	t.Helper()
+	res, err := Run(context.Background(), sc, Options{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+// within fails unless got is in [lo, hi].
+func within[T int | float64 | time.Duration](t *testing.T, what string, got, lo, hi T) {
+	t.Helper()
+	if got < lo || got > hi {
+		t.Errorf("%s = %v, want within [%v, %v]", what, got, lo, hi)
+	}
+}
+
+func reachedWithin(t *testing.T, what string, m output.Milestone, lo, hi time.Duration) {
+	t.Helper()
+	if !m.Reached {
+		t.Errorf("%s never reached", what)
+		return
+	}
+	within(t, what, m.At, lo, hi)
+}
+
+// launchesAllowed checks that every launch is one the pool's requirements allow.
+func launchesAllowed(t *testing.T, sc *scenario.Scenario, res *output.Result) {
+	t.Helper()
+	cat, err := catalog.Load(catalog.Options{Zones: sc.World.Zones})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := map[string]scheduling.Requirements{}
+	for _, np := range sc.NodePools {
+		reqs[np.Name] = scheduling.FromAPI(np.Spec.Template.Spec.Requirements)
+	}
+	for _, l := range res.Launches {
+		it, ok := cat.Get(l.InstanceType)
+		if !ok {
+			t.Errorf("%s: unknown type %s", l.NodeClaim, l.InstanceType)
+			continue
+		}
+		labels := it.LabelsFor(catalog.Offering{Zone: l.Zone, CapacityType: l.CapacityType})
+		if !reqs[l.Pool].Matches(labels) {
+			t.Errorf("%s: %s %s in %s is outside pool %s's requirements", l.NodeClaim, l.CapacityType, l.InstanceType, l.Zone, l.Pool)
+		}
+	}
+}
+
+// The default scenario's key figures, with tolerances wide enough for a
+// better solver or provider to move them a little and narrow enough to
+// catch a broken seam.
+func TestDefaultScenario(t *testing.T) {
+	sc := loadExample(t, scenarios.Default)
+	res := run(t, sc)
+
+	within(t, "nodes launched", len(res.Launches), 2, 10)
+	launchesAllowed(t, sc, res)
+	for _, l := range res.Launches {
+		if l.CapacityType != "spot" {
+			t.Errorf("%s launched %s, want spot only", l.NodeClaim, l.CapacityType)
+		}
+		if l.Reason != "empty" {
+			t.Errorf("%s went away for %q, want every node removed as empty", l.NodeClaim, l.Reason)
+		}
+	}
+	if res.PodsCreated != 20 {
+		t.Errorf("pods created = %d, want KEDA's maximum of 20", res.PodsCreated)
+	}
+	// batch window (1s idle) + boot 40s + pod start 2s.
+	reachedWithin(t, "first pod running", res.FirstPodRunning, 42*time.Second, 45*time.Second)
+	reachedWithin(t, "all pods running", res.AllPodsRunning, 42*time.Second, 60*time.Second)
+	// 1,000 messages × 5s / 20 workers = 250s of work after the pods start,
+	// plus the slower tail as KEDA scales down with the in-flight count.
+	reachedWithin(t, "queue empty", res.QueueEmpty, 5*time.Minute, 8*time.Minute)
+	// Queue empty + cooldown 120s + consolidateAfter 30s + one node per
+	// budget step.
+	reachedWithin(t, "back to base", res.BackToBase, 8*time.Minute, 12*time.Minute)
+	within(t, "cost (USD)", res.Cost, 0.005, 0.03)
+	if res.Cost > 0.5*res.OnDemandCost {
+		t.Errorf("cost $%.4f is more than half the on-demand $%.4f: spot should save more", res.Cost, res.OnDemandCost)
+	}
+	last := res.Samples[len(res.Samples)-1]
+	if last.NodesSpot != 0 || last.NodesOnDemand != 2 || last.RunningPods != 0 || last.QueueVisible+last.QueueInFlight != 0 {
+		t.Errorf("last sample = %+v, want only the 2 system nodes and nothing running", last)
+	}
+	if got, want := len(res.Samples), int(sc.Duration.Duration/sc.SampleInterval.Duration)+1; got != want {
+		t.Errorf("samples = %d, want %d", got, want)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	sc := loadExample(t, scenarios.Default)
+	csv := func() []byte {
+		var b bytes.Buffer
+		if err := output.WriteCSV(&b, run(t, sc).Samples); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	first, second := csv(), csv()
+	if !bytes.Equal(first, second) {
+		t.Fatal("two runs of the same scenario and seed wrote different timelines")
+	}
+}
+
+// Every spot pool is out of capacity for three minutes: the provider's
+// launches fail until the ICE cache steers it to on-demand, and the second
+// burst after the crunch lands on spot again.
+func TestICEWindow(t *testing.T) {
+	sc := loadExample(t, "ice-window.yaml")
+	res := run(t, sc)
+	launchesAllowed(t, sc, res)
+	if res.LaunchFailures["insufficient capacity"] == 0 {
+		t.Error("no launch failed for insufficient capacity during the ICE window")
+	}
+	var early, late int
+	for _, l := range res.Launches {
+		switch {
+		case l.LaunchedAt < 3*time.Minute:
+			early++
+			if l.CapacityType != "on-demand" {
+				t.Errorf("%s launched %s at %s, during the spot ICE window", l.NodeClaim, l.CapacityType, l.LaunchedAt)
+			}
+		case l.LaunchedAt >= 8*time.Minute:
+			late++
+			if l.CapacityType != "spot" {
+				t.Errorf("%s launched %s at %s, after spot came back", l.NodeClaim, l.CapacityType, l.LaunchedAt)
+			}
+		}
+	}
+	if early == 0 || late == 0 {
+		t.Errorf("launches during the window = %d, after = %d; want both", early, late)
+	}
+	reachedWithin(t, "first pod running", res.FirstPodRunning, 43*time.Second, 3*time.Minute)
+	reachedWithin(t, "queue empty", res.QueueEmpty, 9*time.Minute, 15*time.Minute)
+	reachedWithin(t, "back to base", res.BackToBase, 11*time.Minute, 19*time.Minute)
+}
+
+// Without an interruption handler nothing drains on the notice: the two
+// instances vanish two minutes later with their pods, and the replacements
+// need new nodes.
+func TestSpotInterruption(t *testing.T) {
+	sc := loadExample(t, "spot-interruption.yaml")
+	res := run(t, sc)
+	launchesAllowed(t, sc, res)
+	interrupted, replacements := 0, 0
+	for _, l := range res.Launches {
+		if l.Reason == "spot interruption" {
+			interrupted++
+			if l.TerminatedAt != 4*time.Minute {
+				t.Errorf("%s terminated at %s, want at the end of the 2-minute notice (4m)", l.NodeClaim, l.TerminatedAt)
+			}
+		}
+		if l.LaunchedAt > 4*time.Minute {
+			replacements++
+		}
+	}
+	if interrupted != 2 {
+		t.Errorf("interrupted nodes = %d, want 2", interrupted)
+	}
+	if replacements == 0 {
+		t.Error("no node was launched for the pods the interruption took")
+	}
+	if res.PodsCreated <= 20 {
+		t.Errorf("pods created = %d, want replacements beyond the first 20", res.PodsCreated)
+	}
+	reachedWithin(t, "queue empty", res.QueueEmpty, 5*time.Minute, 10*time.Minute)
+	reachedWithin(t, "back to base", res.BackToBase, 8*time.Minute, 14*time.Minute)
+}
+
+func TestSeedOverride(t *testing.T) {
+	sc := loadExample(t, scenarios.Default)
+	seed := int64(99)
+	res, err := Run(context.Background(), sc, Options{Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Seed != 99 {
+		t.Errorf("seed = %d, want the override 99", res.Seed)
+	}
+}
+
+func benchScenario(b *testing.B) *scenario.Scenario {
+	raw, err := os.ReadFile("testdata/10k-pods.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc, err := scenario.Parse(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sc
+}
+
+// BenchmarkSimulate10kPods is the scale target: 10,000 pods over one hour of
+// virtual time must simulate in well under 10 s.
+func BenchmarkSimulate10kPods(b *testing.B) {
+	sc := benchScenario(b)
+	for b.Loop() {
+		res, err := Run(context.Background(), sc, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.PodsCreated < 10000 {
+			b.Fatalf("pods created = %d, want at least 10,000", res.PodsCreated)
+		}
+	}
+}
