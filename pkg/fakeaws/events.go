@@ -78,7 +78,7 @@ func (w *World) Interrupt(instanceID string) error {
 	w.publish("EC2 Spot Instance Interruption Warning", "aws.ec2", []string{arn},
 		map[string]string{"instance-id": in.ID, "instance-action": "terminate"}, now)
 	in.InterruptAt = now.Add(InterruptionNotice)
-	w.timers = append(w.timers, timer{at: in.InterruptAt, kind: timerInterrupt, id: in.ID})
+	w.schedule(in.InterruptAt, timerInterrupt, in.ID)
 	w.emit(EventInterrupted, in)
 	return nil
 }

@@ -179,7 +179,10 @@ func (w *World) fulfil(req *FleetRequest, ct string, target int, res *FleetResul
 		}
 		strategy = "diversified"
 	}
-	usedVCPU := w.liveVCPU(ct)
+	usedVCPU := 0
+	if quota > 0 {
+		usedVCPU = w.liveVCPU(ct)
+	}
 	var plan []*candidate
 	units := 0.0
 	quotaHit := false
@@ -339,7 +342,7 @@ func (w *World) launch(c *candidate, ct string, req *FleetRequest, fleetID, rese
 	w.instOrder = append(w.instOrder, in.ID)
 	w.publishStateChange(in, now)
 	w.emit(EventLaunched, in)
-	w.timers = append(w.timers, timer{at: now.Add(w.opts.BootDelay), kind: timerBoot, id: in.ID})
+	w.schedule(now.Add(w.opts.BootDelay), timerBoot, in.ID)
 	return in
 }
 

@@ -56,8 +56,10 @@ type Spec struct {
 	BareMetal          bool
 	LocalNVMeGB        int64
 	OnDemandPrice      float64
-	// SpotPrice is the base spot price; zones vary around it deterministically.
-	SpotPrice float64
+	// SpotPrice is the base spot price; zones vary around it deterministically
+	// unless ZoneSpotPrices names the zone's price.
+	SpotPrice      float64
+	ZoneSpotPrices map[string]float64
 	// Zones limits where the type is offered; empty means every zone.
 	Zones []string
 	// SpotUnsupported marks types sold on demand only.

@@ -1,10 +1,12 @@
 package fakeaws
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"math/rand"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,14 +76,17 @@ type World struct {
 	templates map[string]*LaunchTemplate
 	ltOrder   []string
 
-	vpcs     []string
-	subnets  []*Subnet
-	groups   []*SecurityGroup
-	images   []*Image
-	params   map[string]string
-	queues   map[string]*queue
-	timers   []timer
-	ipSerial int
+	vpcs    []string
+	subnets []*Subnet
+	groups  []*SecurityGroup
+	images  []*Image
+	params  map[string]string
+	queues  map[string]*queue
+	timers  timerHeap
+	// terminated counts remembered terminated instances, so the retention
+	// sweep can skip the scan when there are none.
+	terminated int
+	ipSerial   int
 
 	subs    []func(Event)
 	pending []Event
@@ -102,8 +107,36 @@ const (
 
 type timer struct {
 	at   time.Time
+	seq  uint64 // keeps timers due at the same instant in scheduling order
 	kind timerKind
 	id   string
+}
+
+// timerHeap is a min-heap of timers by (at, seq).
+type timerHeap struct {
+	items []timer
+	seq   uint64
+}
+
+func (h *timerHeap) Len() int { return len(h.items) }
+func (h *timerHeap) Less(i, j int) bool {
+	a, b := h.items[i], h.items[j]
+	if !a.at.Equal(b.at) {
+		return a.at.Before(b.at)
+	}
+	return a.seq < b.seq
+}
+func (h *timerHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *timerHeap) Push(x any)    { h.items = append(h.items, x.(timer)) }
+func (h *timerHeap) Pop() any {
+	t := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return t
+}
+
+func (w *World) schedule(at time.Time, kind timerKind, id string) {
+	w.timers.seq++
+	heap.Push(&w.timers, timer{at: at, seq: w.timers.seq, kind: kind, id: id})
 }
 
 // NewWorld builds a world from options, pre-creating pools, zones, images,
@@ -186,6 +219,9 @@ func (w *World) addSpec(s Spec) {
 		// Zones differ by a few percent so that price-aware strategies have a
 		// deterministic preference, as real spot markets do.
 		spot = roundPrice(spot * (1 + 0.03*float64(zi%3) - 0.02*float64((zi+len(s.Name))%2)))
+		if zp, ok := s.ZoneSpotPrices[z]; ok {
+			spot = zp
+		}
 		w.pools[PoolKey{s.Name, z, CapacitySpot}] = &Pool{PoolKey: PoolKey{s.Name, z, CapacitySpot}, Spare: w.opts.DefaultCapacity, Price: spot}
 	}
 }
@@ -255,13 +291,8 @@ func (w *World) Tick() {
 
 func (w *World) tickLocked() {
 	now := w.clock.Now()
-	for {
-		sort.SliceStable(w.timers, func(i, j int) bool { return w.timers[i].at.Before(w.timers[j].at) })
-		if len(w.timers) == 0 || w.timers[0].at.After(now) {
-			break
-		}
-		t := w.timers[0]
-		w.timers = w.timers[1:]
+	for w.timers.Len() > 0 && !w.timers.items[0].at.After(now) {
+		t := heap.Pop(&w.timers).(timer)
 		in, ok := w.instances[t.id]
 		if !ok {
 			continue
@@ -284,11 +315,15 @@ func (w *World) tickLocked() {
 }
 
 func (w *World) gcTerminated(now time.Time) {
+	if w.terminated == 0 {
+		return
+	}
 	keep := w.instOrder[:0]
 	for _, id := range w.instOrder {
 		in := w.instances[id]
 		if in.State == StateTerminated && now.Sub(in.StateChangedAt) >= w.opts.TerminatedRetention {
 			delete(w.instances, id)
+			w.terminated--
 			continue
 		}
 		keep = append(keep, id)
@@ -313,12 +348,13 @@ func (w *World) beginTerminate(in *Instance, at time.Time) {
 		w.finishTerminate(in, at)
 		return
 	}
-	w.timers = append(w.timers, timer{at: at.Add(w.opts.ShutdownDelay), kind: timerShutdown, id: in.ID})
+	w.schedule(at.Add(w.opts.ShutdownDelay), timerShutdown, in.ID)
 }
 
 // finishTerminate marks the instance terminated and returns its capacity and IP.
 func (w *World) finishTerminate(in *Instance, at time.Time) {
 	w.setState(in, StateTerminated, at)
+	w.terminated++
 	if p := w.pools[PoolKey{in.Type, in.Zone, in.CapacityType}]; p != nil {
 		p.Spare++
 	}
@@ -502,10 +538,17 @@ func (w *World) subnet(id string) *Subnet {
 	return nil
 }
 
+// zoneID names a zone the way EC2 zone ids look ("use1-az1" for the first
+// us-east-1 zone); real ids are shuffled per account, so any stable mapping will do.
 func (w *World) zoneID(zone string) string {
+	parts := strings.Split(w.opts.Region, "-")
+	short := w.opts.Region
+	if len(parts) == 3 && parts[1] != "" {
+		short = parts[0] + parts[1][:1] + parts[2]
+	}
 	for i, z := range w.opts.Zones {
 		if z == zone {
-			return fmt.Sprintf("use1-az%d", i+1)
+			return fmt.Sprintf("%s-az%d", short, i+1)
 		}
 	}
 	return ""
