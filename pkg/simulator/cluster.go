@@ -232,6 +232,7 @@ func (s *Sim) removePod(p *pod) {
 		delete(n.pods, p)
 		s.podEventOn(n)
 		s.kickBinder()
+		s.emptySoon(n)
 	}
 	p.owner.podGone(p)
 }

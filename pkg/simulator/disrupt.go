@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,59 +11,74 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
-// disruptionInterval is how often the disruption controller looks for nodes to remove.
-const disruptionInterval = 10 * time.Second
+// budgetRetry is how soon the emptiness controller looks again at a node a
+// budget or a nomination held back.
+const budgetRetry = 10 * time.Second
 
-// disrupt removes empty nodes: a node of a pool whose consolidateAfter has
-// passed since its last pod event, with no workload pod and none on its way,
-// as many at a time as the pool's budgets allow. The rules are pkg/lifecycle's
-// (IsEmpty, EmptySince, AllowedDisruptions); consolidation of underused nodes
-// is not simulated yet.
-func (s *Sim) disrupt() {
-	defer s.schedule(s.now+disruptionInterval, prioLate, s.disrupt)
-	now := s.clock.Now()
-	awaited := map[string]bool{}
-	for _, p := range s.pending {
-		if p.state == podPending && p.nominated != "" {
-			awaited[p.nominated] = true
-		}
+// emptySoon re-examines n at the end of this instant (after every pod event
+// of the instant), as the emptiness controller reconciles on pod events.
+func (s *Sim) emptySoon(n *node) {
+	if n.system() || n.gone || n.deleting {
+		return
 	}
-	for _, np := range s.pools {
-		type candidate struct {
-			n  *node
-			at time.Time
-		}
-		var cands []candidate
-		total, disrupting := 0, 0
-		for _, n := range s.nodes {
-			if n.gone || n.pool != np.Name {
-				continue
-			}
-			total++
-			if n.deleting {
-				disrupting++
-				continue
-			}
-			if !n.ready || awaited[n.name] || !lifecycle.IsEmpty(n.podObjs()) {
-				continue
-			}
-			at, ok := lifecycle.EmptySince(n.claim, np)
-			if ok && !now.Before(at) {
-				cands = append(cands, candidate{n, at})
-			}
-		}
-		if len(cands) == 0 {
+	s.schedule(s.now, prioLate, func() { s.checkEmpty(n) })
+}
+
+// checkEmpty is the emptiness controller's decision for one node, with the
+// rules of pkg/lifecycle: an initialized node whose pods are all DaemonSet
+// pods becomes eligible consolidateAfter after its last pod event; it is
+// removed when no pending pod is nominated to it and the pool's budgets
+// allow one more disruption. Otherwise it is looked at again when that may
+// have changed. Consolidation of underused nodes is not simulated.
+func (s *Sim) checkEmpty(n *node) {
+	if n.system() || n.gone || n.deleting || !n.ready || n.obj.Annotations[nsv1.AnnotationDoNotDisrupt] == "true" {
+		return
+	}
+	if !lifecycle.IsTrue(n.claim.Status.Conditions, nsv1.ConditionInitialized) || !lifecycle.IsEmpty(n.podObjs()) {
+		return
+	}
+	np := s.pool(n.pool)
+	eligibleAt, ok := lifecycle.EmptySince(n.claim, np)
+	if !ok {
+		return
+	}
+	now := s.clock.Now()
+	if wait := eligibleAt.Sub(now); wait > 0 {
+		s.after(wait, func() { s.checkEmpty(n) })
+		return
+	}
+	if s.hasNominations(n.name) {
+		s.after(budgetRetry, func() { s.checkEmpty(n) })
+		return
+	}
+	total, disrupting := 0, 0
+	for _, o := range s.nodes {
+		if o.gone || o.pool != np.Name {
 			continue
 		}
-		allowed, err := lifecycle.AllowedDisruptions(np.Spec.Disruption.Budgets, nsv1.DisruptionReasonEmpty, total, disrupting, now)
-		if err != nil {
-			s.noteOnce("budget:"+np.Name, "pool %s: %v; no node is disrupted while it is wrong", np.Name, err)
-		}
-		slices.SortStableFunc(cands, func(a, b candidate) int { return a.at.Compare(b.at) })
-		for _, c := range cands[:min(allowed, len(cands))] {
-			s.deleteNode(c.n, "empty")
+		total++
+		if o.deleting {
+			disrupting++
 		}
 	}
+	allowed, err := lifecycle.AllowedDisruptions(np.Spec.Disruption.Budgets, nsv1.DisruptionReasonEmpty, total, disrupting, now)
+	if err != nil {
+		s.noteOnce("budget:"+np.Name, "pool %s: %v; no node is disrupted while it is wrong", np.Name, err)
+	}
+	if allowed <= 0 {
+		s.after(budgetRetry, func() { s.checkEmpty(n) })
+		return
+	}
+	s.deleteNode(n, "empty")
+}
+
+func (s *Sim) hasNominations(name string) bool {
+	for _, p := range s.pending {
+		if p.state == podPending && p.nominated == name {
+			return true
+		}
+	}
+	return false
 }
 
 // deleteNode deletes a node's claim: the node is tainted, billing stops and

@@ -74,6 +74,8 @@ func (s *Sim) nodeReady(n *node) {
 		s.bind(p, n)
 	}
 	s.kickBinder()
+	// A node whose pods all went elsewhere is empty from the start.
+	s.emptySoon(n)
 }
 
 // daemonOwner is the DaemonSet controller: its pods live and die with their node.

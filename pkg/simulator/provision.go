@@ -64,55 +64,100 @@ func (s *Sim) armWindow() {
 	})
 }
 
-// provision is the provisioner's batch: gather a snapshot, solve, launch.
+// maxRounds bounds re-planning within one cycle after launches found no
+// capacity, as the provisioner's MaxRounds default does.
+const maxRounds = 3
+
+// provision is one provisioning cycle, gathered the way the provisioner
+// controller gathers it (pkg/controllers/provisioning): pods that are
+// provisionable and not nominated are planned; nominated pods count as taken
+// room on their node or in-flight claim. A round whose launches ran out of
+// capacity is re-planned at once, up to maxRounds.
 func (s *Sim) provision() {
+	for round := 0; round < maxRounds; round++ {
+		if !s.provisionRound() {
+			break
+		}
+	}
+	// The pod controller re-triggers every still-pending pod that holds no
+	// nomination every 10s.
+	for _, p := range s.pending {
+		if p.state == podPending && s.nodesByName[p.nominated] == nil {
+			s.retryLater(p)
+		}
+	}
+	s.kickBinder()
+}
+
+// provisionRound solves and launches once; it reports whether a launch ran
+// out of capacity (so the round should be re-planned).
+func (s *Sim) provisionRound() bool {
 	var pods []*corev1.Pod
 	byUID := map[types.UID]*pod{}
+	nominated := map[string][]*corev1.Pod{}
 	for _, p := range s.pending {
 		if p.state != podPending {
 			continue
 		}
-		if ok, _ := lifecycle.IsProvisionable(p.obj); ok {
-			pods = append(pods, p.obj)
-			byUID[p.obj.UID] = p
+		if ok, _ := lifecycle.IsProvisionable(p.obj); !ok {
+			continue
 		}
+		if n := s.nodesByName[p.nominated]; n != nil && !n.deleting {
+			nominated[n.name] = append(nominated[n.name], p.obj)
+			continue
+		}
+		p.nominated = ""
+		pods = append(pods, p.obj)
+		byUID[p.obj.UID] = p
 	}
 	if len(pods) == 0 {
-		return
+		return false
 	}
 	var existing []*scheduling.ExistingNode
 	for _, n := range s.nodes {
 		if n.gone {
 			continue
 		}
-		existing = append(existing, &scheduling.ExistingNode{
+		en := &scheduling.ExistingNode{
 			Name: n.name, Labels: n.obj.Labels, Taints: n.obj.Spec.Taints, Allocatable: n.obj.Status.Allocatable,
-			Pods: n.podObjs(), InFlight: !n.ready, MarkedForDeletion: n.deleting,
-		})
+			Pods: append(n.podObjs(), nominated[n.name]...), MarkedForDeletion: n.deleting,
+		}
+		if n.claim != nil {
+			en.InFlight = !lifecycle.IsTrue(n.claim.Status.Conditions, nsv1.ConditionInitialized)
+		}
+		existing = append(existing, en)
 	}
 	var pools []*scheduling.NodePool
 	for _, np := range s.pools {
 		its, err := s.cloud.GetInstanceTypes(s.ctx, np)
 		if err != nil {
 			s.fail(fmt.Errorf("instance types of pool %s: %w", np.Name, err))
-			return
+			return false
 		}
 		s.updatePoolStatus(np)
-		pools = append(pools, scheduling.NodePoolFromAPI(np, its))
+		sp := scheduling.NodePoolFromAPI(np, its)
+		sp.Labels[nsv1.LabelNodePool] = np.Name
+		pools = append(pools, sp)
 	}
 	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, Nodes: existing, NodePools: pools, DaemonSets: s.daemonSets})
 	if err != nil {
 		s.fail(fmt.Errorf("solving %d pods: %w", len(pods), err))
-		return
+		return false
 	}
 	for _, nom := range plan.Nominations {
 		if p := byUID[nom.Pod.UID]; p != nil {
 			p.nominated = nom.Node
 		}
 	}
+	for _, u := range plan.Unschedulable {
+		if p := byUID[u.Pod.UID]; p != nil {
+			s.noteOnce("unschedulable:"+u.Reason, "pod %s cannot be placed: %s", p.obj.Name, u.Reason)
+		}
+	}
 	s.batchFailures, s.batchFirstErr = 0, ""
+	outOfCapacity := false
 	for _, cp := range plan.NewClaims {
-		s.launch(cp, byUID)
+		outOfCapacity = !s.launch(cp, byUID) || outOfCapacity
 	}
 	s.drainProviderLog()
 	if s.batchFailures > 0 {
@@ -124,25 +169,24 @@ func (s *Sim) provision() {
 		}
 		s.iceCached = cached
 	}
-	for _, u := range plan.Unschedulable {
-		if p := byUID[u.Pod.UID]; p != nil {
-			s.noteOnce("unschedulable:"+u.Reason, "pod %s cannot be placed: %s", p.obj.Name, u.Reason)
-			s.retryLater(p)
-		}
-	}
-	s.kickBinder()
+	return outOfCapacity
 }
 
-// updatePoolStatus plays the pool counter: what the pool's live claims hold.
+// updatePoolStatus is the pool's usage as the provisioner counts it: the
+// capacity of its claims not being deleted.
 func (s *Sim) updatePoolStatus(np *nsv1.NodePool) {
 	total := corev1.ResourceList{}
 	var count int64
 	for _, n := range s.nodes {
-		if n.gone || n.pool != np.Name {
+		if n.gone || n.deleting || n.pool != np.Name {
 			continue
 		}
 		count++
-		for name, q := range n.it.Capacity {
+		capacity := n.claim.Status.Capacity
+		if len(capacity) == 0 {
+			capacity = n.it.Capacity
+		}
+		for name, q := range capacity {
 			sum := total[name]
 			sum.Add(q)
 			total[name] = sum
@@ -193,11 +237,11 @@ func (s *Sim) pool(name string) *nsv1.NodePool {
 // launch creates the claim through the cloud provider and registers the
 // instance's node-to-be; a failed launch sends the claim's pods back to the
 // provisioner.
-func (s *Sim) launch(cp *scheduling.ClaimPlan, byUID map[types.UID]*pod) {
+func (s *Sim) launch(cp *scheduling.ClaimPlan, byUID map[types.UID]*pod) (hadCapacity bool) {
 	np := s.pool(cp.NodePool)
 	if np == nil {
 		s.fail(fmt.Errorf("plan names unknown pool %q", cp.NodePool))
-		return
+		return true
 	}
 	claim := s.claimFor(cp, np)
 	created, err := s.cloud.Create(s.ctx, claim)
@@ -217,15 +261,14 @@ func (s *Sim) launch(cp *scheduling.ClaimPlan, byUID map[types.UID]*pod) {
 		for _, po := range cp.Pods {
 			if p := byUID[po.UID]; p != nil {
 				p.nominated = ""
-				s.retryLater(p)
 			}
 		}
-		return
+		return !cloudprovider.IsInsufficientCapacity(err)
 	}
 	it, ok := s.catalog.Get(created.Status.InstanceType)
 	if !ok {
 		s.fail(fmt.Errorf("launched unknown instance type %q", created.Status.InstanceType))
-		return
+		return true
 	}
 	price := quantityFloat(created.Status.Price)
 	if price == 0 {
@@ -266,6 +309,7 @@ func (s *Sim) launch(cp *scheduling.ClaimPlan, byUID map[types.UID]*pod) {
 	}
 	// The world boots the instance BootDelay from now; make sure it is ticked then.
 	s.after(s.sc.World.BootDelay.Duration, func() {})
+	return true
 }
 
 func quantityFloat(q *resource.Quantity) float64 {

@@ -163,7 +163,7 @@ func TestICEWindow(t *testing.T) {
 		t.Errorf("launches during the window = %d, after = %d; want both", early, late)
 	}
 	reachedWithin(t, "first pod running", res.FirstPodRunning, 43*time.Second, 3*time.Minute)
-	reachedWithin(t, "queue empty", res.QueueEmpty, 9*time.Minute, 15*time.Minute)
+	reachedWithin(t, "queue empty (first burst)", res.QueueEmpty, 5*time.Minute, 9*time.Minute)
 	reachedWithin(t, "back to base", res.BackToBase, 11*time.Minute, 19*time.Minute)
 }
 

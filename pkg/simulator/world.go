@@ -159,7 +159,6 @@ func (s *Sim) populate() error {
 		e := e
 		s.schedule(e.At.Duration, prioNormal, func() { s.scripted(e) })
 	}
-	s.schedule(disruptionInterval, prioLate, s.disrupt)
 	s.schedule(0, prioSample, s.sample)
 	return nil
 }
