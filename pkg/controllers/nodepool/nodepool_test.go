@@ -1,0 +1,131 @@
+package nodepool
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
+)
+
+var h *controllertest.Harness
+
+func TestMain(m *testing.M) {
+	os.Exit(controllertest.Main(m, func(harness *controllertest.Harness) { h = harness }))
+}
+
+func TestUsage(t *testing.T) {
+	launched := &nsv1.NodeClaim{Status: nsv1.NodeClaimStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}}
+	pending := &nsv1.NodeClaim{Spec: nsv1.NodeClaimSpec{Resources: nsv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}}}}
+	tests := []struct {
+		name    string
+		claims  []*nsv1.NodeClaim
+		wantCPU string
+		wantN   int64
+	}{
+		{name: "none", wantCPU: "0", wantN: 0},
+		{name: "launched capacity plus pending requests", claims: []*nsv1.NodeClaim{launched, pending}, wantCPU: "5500m", wantN: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, n := Usage(tt.claims)
+			cpu := res[corev1.ResourceCPU]
+			if n != tt.wantN || cpu.Cmp(resource.MustParse(tt.wantCPU)) != 0 {
+				t.Fatalf("Usage = %s cpu, %d nodes; want %s, %d", cpu.String(), n, tt.wantCPU, tt.wantN)
+			}
+		})
+	}
+}
+
+func TestStatus(t *testing.T) {
+	ctx := context.Background()
+	suffix := fmt.Sprint(time.Now().UnixNano() % 100000)
+	readyClass := &awsv1.EC2NodeClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "ready-" + suffix},
+		Spec: awsv1.EC2NodeClassSpec{
+			SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"a": "b"}}},
+			SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"a": "b"}}},
+			AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
+			Role:                       ptr("role"),
+		},
+	}
+	brokenClass := readyClass.DeepCopy()
+	brokenClass.Name = "broken-" + suffix
+	for _, nc := range []*awsv1.EC2NodeClass{readyClass, brokenClass} {
+		if err := h.Direct.Create(ctx, nc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	brokenClass.Status.Conditions = []metav1.Condition{{Type: awsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: "SubnetsNotFound",
+		Message: "no subnets matched selector {a: b}", LastTransitionTime: metav1.Now()}}
+	if err := h.Direct.Status().Update(ctx, brokenClass); err != nil {
+		t.Fatal(err)
+	}
+	h.Cached(t, brokenClass)
+
+	tests := []struct {
+		name       string
+		class      string
+		claims     int
+		wantReady  metav1.ConditionStatus
+		wantReason string
+		wantNodes  int64
+		wantCPU    string
+	}{
+		{name: "ready class, two claims", class: readyClass.Name, claims: 2, wantReady: metav1.ConditionTrue, wantReason: "Ready", wantNodes: 2, wantCPU: "8"},
+		{name: "class not ready keeps its reason", class: brokenClass.Name, wantReady: metav1.ConditionFalse, wantReason: "SubnetsNotFound", wantCPU: "0"},
+		{name: "class missing", class: "missing-" + suffix, wantReady: metav1.ConditionFalse, wantReason: "NodeClassNotFound", wantCPU: "0"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pool := controllertest.NodePool(fmt.Sprintf("pool-%s-%d", suffix, i))
+			pool.Spec.Template.Spec.NodeClassRef.Name = tt.class
+			pool.Spec.Limits = nsv1.Limits{corev1.ResourceCPU: resource.MustParse("100")}
+			if err := h.Direct.Create(ctx, pool); err != nil {
+				t.Fatal(err)
+			}
+			h.Cached(t, pool)
+			for j := 0; j < tt.claims; j++ {
+				c := controllertest.NodeClaim(fmt.Sprintf("%s-%d", pool.Name, j), pool.Name)
+				if err := h.Direct.Create(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+				c.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}
+				if err := h.Direct.Status().Update(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+				h.Cached(t, c)
+			}
+			c := New(h.Client, clock.RealClock{}, controllertest.Metrics())
+			if _, err := c.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: pool.Name}}); err != nil {
+				t.Fatal(err)
+			}
+			got := &nsv1.NodePool{}
+			if err := h.Direct.Get(ctx, types.NamespacedName{Name: pool.Name}, got); err != nil {
+				t.Fatal(err)
+			}
+			ready := meta.FindStatusCondition(got.Status.Conditions, nsv1.ConditionReady)
+			if ready == nil || ready.Status != tt.wantReady || ready.Reason != tt.wantReason {
+				t.Fatalf("Ready = %+v, want %s %s", ready, tt.wantReady, tt.wantReason)
+			}
+			cpu := got.Status.Resources[corev1.ResourceCPU]
+			if got.Status.Nodes != tt.wantNodes || cpu.Cmp(resource.MustParse(tt.wantCPU)) != 0 {
+				t.Fatalf("status nodes %d cpu %s, want %d %s", got.Status.Nodes, cpu.String(), tt.wantNodes, tt.wantCPU)
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }
