@@ -256,6 +256,9 @@ func (s *solver) pack(p *pool, items []*item) {
 			// One target per seed class: its bins are sized alike, and the
 			// choice costs a pass over every type.
 			target, ok := seedTarget[it]
+			if ok && target >= 0 && p.types[target].slots&it.f.slots&s.quotaSlots(it.st) == 0 {
+				ok = false // its zones' quota is used up; pick for the others
+			}
 			if !ok {
 				target = s.chooseTarget(p, it, items)
 				seedTarget[it] = target
@@ -383,9 +386,16 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 			}
 		}
 	}
+	// Only zones where the anchor still has quota count: a type offered
+	// only elsewhere could not take it (its bin would stay empty).
+	allowed := anchor.f.slots & s.quotaSlots(anchor.st)
+	if allowed == 0 {
+		anchor.st.note(s.blocked(p, anchor))
+		return -1
+	}
 	best, bestCost, bestRatio := -1, math.Inf(1), 0.0
 	for ti, pt := range p.types {
-		if !anchor.f.types.has(ti) || pt.slots&anchor.f.slots == 0 {
+		if !anchor.f.types.has(ti) || pt.slots&allowed == 0 {
 			continue
 		}
 		if p.hasLimit {
@@ -407,7 +417,7 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 		}
 		price := math.Inf(1)
 		for si := range s.slots.ct {
-			if pt.slots&anchor.f.slots&(1<<si) != 0 {
+			if pt.slots&allowed&(1<<si) != 0 {
 				price = math.Min(price, pt.price[si])
 			}
 		}
@@ -421,10 +431,21 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 			best, bestCost, bestRatio = ti, cost, ratio
 		}
 	}
-	if best < 0 {
+	if best < 0 && allowed != anchor.f.slots {
+		anchor.st.note(s.blocked(p, anchor))
+	} else if best < 0 {
 		anchor.st.note(fmt.Sprintf("pool %q: no instance type within the pool's limits fits", p.np.Name))
 	}
 	return best
+}
+
+// quotaSlots is the (zone, capacity type) slots in zones where the class
+// may still place pods this round (every slot when it has no quota).
+func (s *solver) quotaSlots(st *classState) uint64 {
+	if st.quota == nil {
+		return math.MaxUint64
+	}
+	return s.slotMask(func(i int) bool { return st.quota[s.slots.zone[i]] != 0 })
 }
 
 func intersects(a, b bitset) bool {
