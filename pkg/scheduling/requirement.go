@@ -169,7 +169,9 @@ func (r *Requirement) Satisfiable() bool {
 		room := r.lessThan - r.greaterThan - 1
 		excluded := int64(0)
 		for _, v := range r.values {
-			if r.withinBounds(v) {
+			// Only a canonical spelling removes an integer: NotIn [06]
+			// still leaves the label value 6.
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && strconv.FormatInt(n, 10) == v && r.withinBounds(v) {
 				excluded++
 			}
 		}
