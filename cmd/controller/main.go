@@ -1,0 +1,202 @@
+// Command controller is Nodesmith's controller: a controller-runtime manager
+// running the provisioning, NodeClaim lifecycle, termination, garbage
+// collection, emptiness, NodePool and EC2NodeClass controllers against AWS
+// (or a simulated AWS through --aws-endpoint).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/controllers/emptiness"
+	"github.com/nodesmith/nodesmith/pkg/controllers/events"
+	"github.com/nodesmith/nodesmith/pkg/controllers/garbagecollection"
+	ncl "github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclass"
+	"github.com/nodesmith/nodesmith/pkg/controllers/nodepool"
+	"github.com/nodesmith/nodesmith/pkg/controllers/provisioning"
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	"github.com/nodesmith/nodesmith/pkg/controllers/termination"
+	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
+	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
+)
+
+func main() {
+	opts, err := parse(flag.CommandLine, os.Args[1:], getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "controller:", err)
+		os.Exit(2)
+	}
+	ctrl.SetLogger(ctrlzap.New(ctrlzap.Level(level(opts.LogLevel)), ctrlzap.JSONEncoder()))
+	if err := run(ctrl.SetupSignalHandler(), opts); err != nil {
+		ctrl.Log.Error(err, "controller stopped")
+		os.Exit(1)
+	}
+}
+
+func level(s string) zapcore.Level {
+	switch s {
+	case "debug":
+		return zapcore.DebugLevel
+	case "error":
+		return zapcore.ErrorLevel
+	}
+	return zapcore.InfoLevel
+}
+
+func scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func run(ctx context.Context, o *Options) error {
+	logger := ctrl.Log.WithName("setup")
+	s, err := scheme()
+	if err != nil {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("finding the cluster: %w", err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400 // thousand-pod scale-ups write many objects at once
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  s,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.HealthAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        "nodesmith-controller",
+		LeaderElectionNamespace: o.LeaderElectionNS,
+	})
+	if err != nil {
+		return fmt.Errorf("building the manager: %w", err)
+	}
+	if err := state.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	clk := clock.RealClock{}
+	m, err := metrics.New(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	provider, err := newAWS(ctx, o, mgr.GetClient(), clk)
+	if err != nil {
+		return err
+	}
+	cloud := metrics.Instrument(provider, m)
+	cluster := state.NewCluster(mgr.GetClient(), clk, o.NominationTTL)
+	rec := events.NewRecorder(mgr.GetEventRecorder("nodesmith"), clk, 5*time.Minute)
+	kube := mgr.GetClient()
+
+	var prov *provisioning.Provisioner
+	replan := func(pods []types.UID) {
+		if prov != nil {
+			prov.Replan(pods)
+		}
+	}
+	timeouts := rules.DefaultTimeouts()
+	timeouts.Registration = o.RegistrationTimeout
+	lifecycle := ncl.New(kube, cloud, cluster, clk, rec, m, ncl.Options{Timeouts: timeouts, Replan: replan})
+	prov = provisioning.New(kube, cloud, cluster, lifecycle.Launcher(), clk, rec, m,
+		provisioning.Options{BatchIdle: o.BatchIdle, BatchMax: o.BatchMax})
+
+	setups := []interface{ SetupWithManager(ctrl.Manager) error }{
+		provisioning.NewPodController(kube, cluster, prov),
+		lifecycle,
+		termination.New(kube, cloud, clk, rec, m),
+		nodepool.New(kube, clk, m),
+		nodeclass.New(kube, provider, clk, rec),
+	}
+	if o.FeatureGates["Emptiness"] {
+		setups = append(setups, emptiness.New(kube, cluster, clk, rec, m))
+	}
+	for _, c := range setups {
+		if err := c.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up %T: %w", c, err)
+		}
+	}
+	for _, r := range []interface {
+		Start(context.Context) error
+		NeedLeaderElection() bool
+	}{
+		prov,
+		garbagecollection.New(kube, cloud, clk, rec, m, garbagecollection.Options{Interval: o.GCInterval, Grace: o.GCGrace}),
+	} {
+		if err := mgr.Add(r); err != nil {
+			return fmt.Errorf("adding %T: %w", r, err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	if o.InterruptionQueue != "" {
+		logger.Info("interruption queue configured; spot interruption handling is not part of this build yet", "queue", o.InterruptionQueue)
+	}
+	logger.Info("starting", "cluster", o.ClusterName, "region", o.AWSRegion, "endpoint", o.AWSEndpoint,
+		"batchIdle", o.BatchIdle.String(), "batchMax", o.BatchMax.String(), "leaderElect", o.LeaderElect, "featureGates", o.FeatureGates)
+	return mgr.Start(ctx)
+}
+
+// newAWS builds the AWS provider with clients aimed at --aws-endpoint when set.
+func newAWS(ctx context.Context, o *Options, kube client.Client, clk clock.Clock) (*awsprovider.Provider, error) {
+	loadOpts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRetryer(awsprovider.NewRetryer(5, 5*time.Second))}
+	if o.AWSRegion != "" {
+		loadOpts = append(loadOpts, awsconfig.WithRegion(o.AWSRegion))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, loadOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
+	}
+	if o.AWSEndpoint != "" {
+		awsCfg.BaseEndpoint = aws.String(o.AWSEndpoint)
+	}
+	getClass := func(ctx context.Context, name string) (*awsv1.EC2NodeClass, error) {
+		nc := &awsv1.EC2NodeClass{}
+		if err := kube.Get(ctx, types.NamespacedName{Name: name}, nc); err != nil {
+			return nil, err
+		}
+		return nc, nil
+	}
+	p, err := awsprovider.New(awsprovider.Config{
+		EC2:         ec2.NewFromConfig(awsCfg),
+		SSM:         ssm.NewFromConfig(awsCfg),
+		Clock:       clk,
+		Cluster:     awsprovider.Cluster{Name: o.ClusterName, Endpoint: o.ClusterEndpoint, CABundle: o.ClusterCABundle},
+		NodeClasses: getClass,
+		Options:     awsprovider.Options{Region: awsCfg.Region, Log: ctrl.Log.WithName("aws")},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("building the AWS provider: %w", err)
+	}
+	return p, nil
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options are the controller's settings: flags, each defaulting to an
+// environment variable (the Helm chart sets either).
+type Options struct {
+	ClusterName         string
+	ClusterEndpoint     string
+	ClusterCABundle     string
+	InterruptionQueue   string
+	BatchIdle           time.Duration
+	BatchMax            time.Duration
+	AWSRegion           string
+	AWSEndpoint         string
+	MetricsAddr         string
+	HealthAddr          string
+	LeaderElect         bool
+	LeaderElectionNS    string
+	LogLevel            string
+	FeatureGates        map[string]bool
+	RegistrationTimeout time.Duration
+	GCInterval          time.Duration
+	GCGrace             time.Duration
+	NominationTTL       time.Duration
+}
+
+// knownGates are the feature switches this build understands.
+var knownGates = map[string]bool{
+	"SpotToSpotConsolidation": false,
+	"Emptiness":               true,
+}
+
+// parse reads args into Options; env supplies defaults. The --kubeconfig
+// flag is controller-runtime's and lives on fs as well.
+func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, error) {
+	o := &Options{}
+	var gates string
+	var errs []string
+	str := func(p *string, name, envName, def, usage string) {
+		v := def
+		if e := env(envName); e != "" {
+			v = e
+		}
+		fs.StringVar(p, name, v, usage+" (env "+envName+")")
+	}
+	dur := func(p *time.Duration, name, envName string, def time.Duration, usage string) {
+		v := def
+		if e := env(envName); e != "" {
+			d, err := time.ParseDuration(e)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%q is not a duration", envName, e))
+			} else {
+				v = d
+			}
+		}
+		fs.DurationVar(p, name, v, usage+" (env "+envName+")")
+	}
+	str(&o.ClusterName, "cluster-name", "CLUSTER_NAME", "", "name of the cluster; instances are tagged with it")
+	str(&o.ClusterEndpoint, "cluster-endpoint", "CLUSTER_ENDPOINT", "", "API server endpoint nodes join")
+	str(&o.ClusterCABundle, "cluster-ca-bundle", "CLUSTER_CA_BUNDLE", "", "base64 PEM CA bundle nodes trust")
+	str(&o.InterruptionQueue, "interruption-queue", "INTERRUPTION_QUEUE", "", "SQS queue of spot and health events (empty: off)")
+	dur(&o.BatchIdle, "batch-idle-duration", "BATCH_IDLE_DURATION", time.Second, "a batch closes after this long without a new pending pod")
+	dur(&o.BatchMax, "batch-max-duration", "BATCH_MAX_DURATION", 10*time.Second, "a batch closes at the latest this long after its first pod")
+	str(&o.AWSRegion, "aws-region", "AWS_REGION", "", "AWS region")
+	str(&o.AWSEndpoint, "aws-endpoint", "AWS_ENDPOINT_URL", "", "override the AWS endpoint (a simulated AWS)")
+	str(&o.MetricsAddr, "metrics-bind-address", "METRICS_BIND_ADDRESS", ":8080", "Prometheus metrics address (0: off)")
+	str(&o.HealthAddr, "health-probe-bind-address", "HEALTH_PROBE_BIND_ADDRESS", ":8081", "health and readiness probe address")
+	str(&o.LeaderElectionNS, "leader-election-namespace", "POD_NAMESPACE", "kube-system", "namespace of the leader election lease")
+	str(&o.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info or error")
+	str(&gates, "feature-gates", "FEATURE_GATES", "", "feature switches, e.g. SpotToSpotConsolidation=true")
+	dur(&o.RegistrationTimeout, "registration-timeout", "REGISTRATION_TIMEOUT", 15*time.Minute, "a launched instance whose node does not register in time is terminated")
+	dur(&o.GCInterval, "gc-interval", "GC_INTERVAL", 30*time.Second, "how often cloud instances are reconciled against NodeClaims")
+	dur(&o.GCGrace, "gc-grace", "GC_GRACE", 30*time.Second, "how old an unaccounted instance must be before it is terminated")
+	dur(&o.NominationTTL, "nomination-ttl", "NOMINATION_TTL", time.Minute, "how long a pod planned onto in-flight capacity is kept out of new batches")
+	leader := true
+	if e := env("LEADER_ELECT"); e != "" {
+		b, err := strconv.ParseBool(e)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("LEADER_ELECT=%q is not a boolean", e))
+		}
+		leader = b
+	}
+	fs.BoolVar(&o.LeaderElect, "leader-elect", leader, "elect a leader among replicas (env LEADER_ELECT)")
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	g, err := parseGates(gates)
+	if err != nil {
+		return nil, err
+	}
+	o.FeatureGates = g
+	return o, o.validate()
+}
+
+func (o *Options) validate() error {
+	var errs []string
+	if o.ClusterName == "" {
+		errs = append(errs, "--cluster-name (CLUSTER_NAME) is required")
+	}
+	if o.BatchIdle <= 0 || o.BatchMax < o.BatchIdle {
+		errs = append(errs, fmt.Sprintf("batch windows need 0 < idle (%s) <= max (%s)", o.BatchIdle, o.BatchMax))
+	}
+	if o.RegistrationTimeout <= 0 {
+		errs = append(errs, "--registration-timeout must be positive")
+	}
+	switch o.LogLevel {
+	case "debug", "info", "error":
+	default:
+		errs = append(errs, fmt.Sprintf("--log-level %q: want debug, info or error", o.LogLevel))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid options: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// parseGates reads "A=true,B=false" over the known gates' defaults.
+func parseGates(s string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for k, v := range knownGates {
+		out[k] = v
+	}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("feature gate %q: want Name=true|false", kv)
+		}
+		if _, known := knownGates[k]; !known {
+			return nil, fmt.Errorf("unknown feature gate %q", k)
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("feature gate %s=%q: not a boolean", k, v)
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+func getenv(k string) string { return os.Getenv(k) }

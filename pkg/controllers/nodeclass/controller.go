@@ -1,0 +1,94 @@
+package nodeclass
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	"github.com/nodesmith/nodesmith/pkg/controllers/events"
+	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/providers/aws"
+)
+
+// resync is how often a class is resolved again.
+const resync = time.Minute
+
+// Resolver resolves a node class's selectors (the AWS provider).
+type Resolver interface {
+	Resolve(ctx context.Context, nc *awsv1.EC2NodeClass) (*aws.Resolved, error)
+}
+
+// Controller reconciles EC2NodeClass status.
+type Controller struct {
+	kube     client.Client
+	resolver Resolver
+	clk      clock.Clock
+	recorder *events.Recorder
+}
+
+// New builds the controller.
+func New(kube client.Client, r Resolver, clk clock.Clock, rec *events.Recorder) *Controller {
+	return &Controller{kube: kube, resolver: r, clk: clk, recorder: rec}
+}
+
+// SetupWithManager watches EC2NodeClasses.
+func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("ec2nodeclass.status").For(&awsv1.EC2NodeClass{}).Complete(c)
+}
+
+var parts = []string{awsv1.ConditionSubnetsReady, awsv1.ConditionSecurityGroupsReady, awsv1.ConditionAMIsReady, awsv1.ConditionInstanceProfileReady}
+
+// Reconcile resolves the class and writes its status.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	nc := &awsv1.EC2NodeClass{}
+	if err := c.kube.Get(ctx, req.NamespacedName, nc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	base := nc.DeepCopy()
+	now := metav1.NewTime(c.clk.Now())
+	resolved, err := c.resolver.Resolve(ctx, nc)
+	Apply(&nc.Status, resolved, err, nc.Generation, now)
+	var re *aws.ResolveError
+	if err != nil && !errors.As(err, &re) {
+		// Not a user error (throttling, network): retry with backoff, keep status.
+		return reconcile.Result{}, fmt.Errorf("resolving EC2NodeClass %s: %w", nc.Name, err)
+	}
+	if re != nil {
+		c.recorder.Publish(events.Warning(nc, re.Reason, "Resolve", re.Message))
+	}
+	if !equality.Semantic.DeepEqual(base.Status, nc.Status) {
+		if perr := c.kube.Status().Patch(ctx, nc, client.MergeFrom(base)); perr != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching EC2NodeClass %s status: %w", nc.Name, perr))
+		}
+	}
+	return reconcile.Result{RequeueAfter: resync}, nil
+}
+
+// Apply writes a resolution result into st: the resolved values on
+// success, the failing part's condition from a ResolveError, and Ready over
+// all parts. Parts after a failure are left as they were: resolution stops
+// at the first failure, so nothing new is known about them.
+func Apply(st *awsv1.EC2NodeClassStatus, r *aws.Resolved, err error, gen int64, now metav1.Time) {
+	var re *aws.ResolveError
+	switch {
+	case err == nil && r != nil:
+		r.ApplyTo(st)
+		for _, p := range parts {
+			rules.SetCondition(&st.Conditions, rules.Condition(p, true, "", ""), gen, now)
+		}
+	case errors.As(err, &re):
+		rules.SetCondition(&st.Conditions, rules.Condition(re.Condition, false, re.Reason, re.Message), gen, now)
+	default:
+		return
+	}
+	rules.SetCondition(&st.Conditions, rules.AllReady(st.Conditions, parts...), gen, now)
+}
