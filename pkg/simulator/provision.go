@@ -159,7 +159,7 @@ func (s *Sim) provisionRound() bool {
 	for _, cp := range plan.NewClaims {
 		outOfCapacity = !s.launch(cp, byUID) || outOfCapacity
 	}
-	s.drainProviderLog()
+	s.drainProviderEvents()
 	if s.batchFailures > 0 {
 		s.note("%d of %d launches failed; the first: %s", s.batchFailures, len(plan.NewClaims), truncate(s.batchFirstErr, 240))
 	}

@@ -54,9 +54,9 @@ type Sim struct {
 	unavailable *catalog.UnavailableOfferings
 	// worldEvents are instance events from the simulated AWS, queued by its
 	// subscriber and handled by the loop.
-	worldMu       sync.Mutex
-	worldEvents   []fakeaws.Event
-	providerLines []string
+	worldMu        sync.Mutex
+	worldEvents    []fakeaws.Event
+	providerEvents []providerEvent
 
 	pools       []*nsv1.NodePool
 	nodeClasses map[string]*awsv1.EC2NodeClass

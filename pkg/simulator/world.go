@@ -3,7 +3,6 @@ package simulator
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -12,8 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -110,7 +107,7 @@ func (s *Sim) setup() error {
 		},
 		// Batching waits on the clock, which only moves between events: each
 		// claim is its own CreateFleet call.
-		Options: awsprovider.Options{Region: w.Region, Specs: specs, BatchIdle: -1, Log: s.providerLogger()},
+		Options: awsprovider.Options{Region: w.Region, Specs: specs, BatchIdle: -1, OnEvent: s.providerEvent},
 	})
 	if err != nil {
 		return fmt.Errorf("building the AWS provider: %w", err)
@@ -232,35 +229,36 @@ func (s *Sim) daemonSetsFor(n *node) []*appsv1.DaemonSet {
 	return out
 }
 
-// providerLogger collects the provider's log lines (launch fallbacks) so
-// they appear in the report as the decisions they are.
-func (s *Sim) providerLogger() logr.Logger {
-	return funcr.New(func(_, args string) {
-		s.worldMu.Lock()
-		s.providerLines = append(s.providerLines, args)
-		s.worldMu.Unlock()
-	}, funcr.Options{})
+// providerEvent collects the decisions the provider reports (capacity and
+// on-demand fallbacks) so they appear in the report, as the controller
+// would record them as Events on the claim.
+func (s *Sim) providerEvent(claim *nsv1.NodeClaim, reason, message string) {
+	s.worldMu.Lock()
+	s.providerEvents = append(s.providerEvents, providerEvent{claim: claim.Name, reason: reason, message: message})
+	s.worldMu.Unlock()
 }
 
-// drainProviderLog turns the provider's log lines of one batch into notes,
-// identical lines (but for the claim name) counted once.
-func (s *Sim) drainProviderLog() {
+type providerEvent struct{ claim, reason, message string }
+
+// drainProviderEvents turns one batch's provider events into notes, one per
+// reason with a count and the first message.
+func (s *Sim) drainProviderEvents() {
 	s.worldMu.Lock()
-	lines := s.providerLines
-	s.providerLines = nil
+	evs := s.providerEvents
+	s.providerEvents = nil
 	s.worldMu.Unlock()
 	counts := map[string]int{}
+	first := map[string]providerEvent{}
 	var order []string
-	for _, l := range lines {
-		l = claimField.ReplaceAllString(strings.TrimPrefix(l, `"level"=0 `), "")
-		if counts[l] == 0 {
-			order = append(order, l)
+	for _, e := range evs {
+		if counts[e.reason] == 0 {
+			order = append(order, e.reason)
+			first[e.reason] = e
 		}
-		counts[l]++
+		counts[e.reason]++
 	}
-	for _, l := range order {
-		s.note("provider (×%d): %s", counts[l], l)
+	for _, r := range order {
+		e := first[r]
+		s.note("%s ×%d; the first, %s: %s", r, counts[r], e.claim, truncate(e.message, 240))
 	}
 }
-
-var claimField = regexp.MustCompile(` "nodeclaim"="[^"]*"`)

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadScenario(t *testing.T) {
+	dir := t.TempDir()
+	custom := filepath.Join(dir, "mine.yaml")
+	b, err := os.ReadFile("../../examples/scenarios/sqs-worker-lab.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(custom, bytes.Replace(b, []byte("name: sqs-worker-lab"), []byte("name: mine"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		arg      string
+		wantName string
+		wantErr  string
+	}{
+		{arg: "", wantName: "sqs-worker-lab"},
+		{arg: "ice-window.yaml", wantName: "ice-window"},
+		{arg: "examples/scenarios/spot-interruption.yaml", wantName: "spot-interruption"},
+		{arg: custom, wantName: "mine"},
+		{arg: "nope.yaml", wantErr: "no built-in example"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			sc, err := loadScenario(tt.arg)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sc.Name != tt.wantName {
+				t.Errorf("name = %s, want %s", sc.Name, tt.wantName)
+			}
+		})
+	}
+}
+
+func TestSimulateWritesOutputs(t *testing.T) {
+	dir := t.TempDir()
+	cmd := newSimulateCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--out", dir, "--seed", "3"})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"timeline.csv", "timeline.png", "report.md"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	if got := out.String(); !strings.Contains(got, "scenario sqs-worker-lab (seed 3") || strings.Contains(got, "\r") {
+		t.Errorf("stdout = %q, want the summary with the seed and no progress line (not a terminal)", got)
+	}
+}
