@@ -1,0 +1,170 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider/fake"
+	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
+	ncl "github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+)
+
+var h *controllertest.Harness
+
+func TestMain(m *testing.M) {
+	os.Exit(controllertest.Main(m, func(harness *controllertest.Harness) { h = harness }))
+}
+
+type fixture struct {
+	p     *Provisioner
+	cloud *fake.CloudProvider
+	pool  *nsv1.NodePool
+	ns    string
+}
+
+var seq int
+
+// newFixture makes a pool (limited to the fixture's claims by a label the
+// pods select) and a namespace of pending pods.
+func newFixture(t *testing.T, pods int, cpu string) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	seq++
+	id := fmt.Sprintf("%d-%d", time.Now().UnixNano()%100000, seq)
+	f := &fixture{cloud: fake.New(
+		fake.InstanceType("m5.large", 2, 8, 0.096, "zone-a", "zone-b"),
+		fake.InstanceType("m5.2xlarge", 8, 32, 0.384, "zone-a", "zone-b"),
+	), ns: "prov-" + id}
+	clk := clocktesting.NewFakeClock(time.Now())
+	cluster := state.NewCluster(h.Client, clk, time.Minute)
+	rec, _ := controllertest.Recorder(clk)
+	m := controllertest.Metrics()
+	launcher := ncl.NewLauncher(h.Client, f.cloud, cluster, clk, rec, m, nil)
+	f.p = New(h.Client, f.cloud, cluster, launcher, clk, rec, m, Options{})
+
+	f.pool = controllertest.NodePool("pool-" + id)
+	f.pool.Spec.Template.ObjectMeta.Labels = map[string]string{"fixture": id}
+	if err := h.Direct.Create(ctx, f.pool); err != nil {
+		t.Fatal(err)
+	}
+	h.Cached(t, f.pool)
+	if err := h.Direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < pods; i++ {
+		p := controllertest.Pod(f.ns, fmt.Sprintf("p%d", i), cpu)
+		p.Spec.NodeSelector = map[string]string{"fixture": id}
+		if err := h.Direct.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonUnschedulable, LastTransitionTime: metav1.Now()}}
+		if err := h.Direct.Status().Update(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		h.Cached(t, p)
+	}
+	return f
+}
+
+func (f *fixture) claims(t *testing.T) []nsv1.NodeClaim {
+	t.Helper()
+	var list nsv1.NodeClaimList
+	if err := h.Direct.List(context.Background(), &list, client.MatchingLabels{nsv1.LabelNodePool: f.pool.Name}); err != nil {
+		t.Fatal(err)
+	}
+	var out []nsv1.NodeClaim
+	for _, c := range list.Items {
+		if c.DeletionTimestamp.IsZero() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func TestProvisionCreatesAndLaunchesClaims(t *testing.T) {
+	f := newFixture(t, 6, "1500m")
+	if err := f.p.Provision(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	claims := f.claims(t)
+	if len(claims) == 0 {
+		t.Fatal("no nodeclaims created for six pending pods")
+	}
+	for _, c := range claims {
+		if !rules.IsTrue(c.Status.Conditions, nsv1.ConditionLaunched) || c.Status.ProviderID == "" {
+			t.Errorf("nodeclaim %s not launched in the same cycle: %+v", c.Name, c.Status)
+		}
+		if len(c.OwnerReferences) != 1 || c.OwnerReferences[0].Name != f.pool.Name {
+			t.Errorf("nodeclaim %s owners = %v, want the pool", c.Name, c.OwnerReferences)
+		}
+		if c.Labels["fixture"] == "" || c.Spec.Resources.Requests.Cpu().IsZero() || len(c.Spec.Requirements) == 0 {
+			t.Errorf("nodeclaim %s lacks template labels, requests or requirements: %+v", c.Name, c.Spec)
+		}
+		if !hasFinalizer(&c) {
+			t.Errorf("nodeclaim %s created without the termination finalizer", c.Name)
+		}
+	}
+	// The pods are nominated: a second batch must not launch for them again.
+	if err := f.p.Provision(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if again := f.claims(t); len(again) != len(claims) {
+		t.Fatalf("second cycle created %d more claims for already-planned pods", len(again)-len(claims))
+	}
+	if n := len(f.cloud.Instances()); n != len(claims) {
+		t.Fatalf("%d instances for %d claims", n, len(claims))
+	}
+}
+
+func TestProvisionReplansAfterInsufficientCapacity(t *testing.T) {
+	f := newFixture(t, 1, "1")
+	f.cloud.NextCreateErrs = []error{cloudprovider.NewInsufficientCapacityError(errors.New("every offered pool is out"))}
+	if err := f.p.Provision(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	claims := f.claims(t)
+	if len(claims) != 1 || !rules.IsTrue(claims[0].Status.Conditions, nsv1.ConditionLaunched) {
+		t.Fatalf("want one launched claim after re-planning in the same cycle, got %d: %+v", len(claims), claims)
+	}
+	if n := len(f.cloud.Calls("Create")); n != 2 {
+		t.Fatalf("Create called %d times, want 2 (the failed claim and its replacement)", n)
+	}
+}
+
+func TestProvisionIgnoresPodsNotMarkedUnschedulable(t *testing.T) {
+	f := newFixture(t, 0, "1")
+	p := controllertest.Pod(f.ns, "fresh", "1")
+	if err := h.Direct.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	h.Cached(t, p)
+	if err := f.p.Provision(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.claims(t)); n != 0 {
+		t.Fatalf("%d claims for a pod kube-scheduler has not rejected yet", n)
+	}
+}
+
+func hasFinalizer(c *nsv1.NodeClaim) bool {
+	for _, f := range c.Finalizers {
+		if f == nsv1.TerminationFinalizer {
+			return true
+		}
+	}
+	return false
+}
