@@ -500,3 +500,40 @@ func TestDeletedLaunchTemplateIsRecreated(t *testing.T) {
 		t.Errorf("CreateLaunchTemplate calls = %d, want 2", n)
 	}
 }
+
+func TestDiscoveredTypeUnknownToTheSnapshot(t *testing.T) {
+	specs := snapshotSpecs(t, testTypes)
+	e := newEnv(t, envOpts{specs: specs, provider: func(o *Options) { o.DiscoverInstanceTypes = true }, world: func(o *fakeaws.Options) {
+		o.Specs = append(o.Specs, fakeaws.Spec{Name: "z9g.large", Arch: "arm64", VCPU: 2, MemoryMiB: 8192, MaxENIs: 3, IPv4PerENI: 10,
+			Hypervisor: "nitro", OnDemandPrice: 0.08, SpotPrice: 0.02})
+	}})
+	if err := e.p.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	types, err := e.p.GetInstanceTypes(e.ctx, testPool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found *catalog.InstanceType
+	for _, it := range types {
+		if it.Name == "z9g.large" {
+			found = it
+		}
+	}
+	if found == nil {
+		t.Fatal("z9g.large was not discovered")
+	}
+	if found.Arch != "arm64" || found.VCPU != 2 || found.Family != "z9g" || found.Generation != 9 {
+		t.Errorf("discovered spec: arch %s vcpu %d family %s gen %d", found.Arch, found.VCPU, found.Family, found.Generation)
+	}
+	// No on-demand price is known for it: spot offerings only, at the market price.
+	for _, o := range found.Offerings {
+		if o.CapacityType != nsv1.CapacityTypeSpot || o.Price < 0.018 || o.Price > 0.022 {
+			t.Errorf("offering %+v, want spot near 0.02", o)
+		}
+	}
+	got := e.create(newClaim("c1", reqIn(corev1.LabelInstanceTypeStable, "z9g.large")))
+	if got.Status.InstanceType != "z9g.large" || got.Status.CapacityType != nsv1.CapacityTypeSpot {
+		t.Errorf("launched %s %s", got.Status.InstanceType, got.Status.CapacityType)
+	}
+}

@@ -184,7 +184,7 @@ func (p *Provider) claimFor(in Instance) *nsv1.NodeClaim {
 	c.Status.Zone = in.Zone
 	c.Status.CapacityType = in.CapacityType
 	c.Status.ImageID = in.ImageID
-	if spec, ok := p.specs[in.Type]; ok {
+	if spec, ok := p.spec(in.Type); ok {
 		it := catalog.NewInstanceType(spec, nil, catalog.Options{Region: p.opts.Region})
 		for k, v := range it.LabelsFor(catalog.Offering{Zone: in.Zone, CapacityType: in.CapacityType}) {
 			c.Labels[k] = v

@@ -98,8 +98,12 @@ func (p *Provider) buildTypes(opts catalog.Options) []*catalog.InstanceType {
 	p.pricesMu.RLock()
 	defer p.pricesMu.RUnlock()
 	var out []*catalog.InstanceType
-	for _, it := range catalog.FromSpecs(p.specList, opts).Types() {
-		spec := p.specs[it.Name]
+	for _, it := range catalog.FromSpecs(p.specsWithPrices(), opts).Types() {
+		spec, ok := p.specs[it.Name]
+		if !ok {
+			spec = p.discovered[it.Name]
+			spec.SpotPrice = minPrice(p.spotPrices[it.Name])
+		}
 		zones := opts.Zones
 		if p.offeredIn != nil {
 			zones = intersect(opts.Zones, p.offeredIn[it.Name])
@@ -158,4 +162,14 @@ func rootVolumeSize(nc *awsv1.EC2NodeClass, family string) resource.Quantity {
 		}
 	}
 	return resource.MustParse("20Gi")
+}
+
+func minPrice(byZone map[string]float64) float64 {
+	out := 0.0
+	for _, p := range byZone {
+		if out == 0 || p < out {
+			out = p
+		}
+	}
+	return out
 }

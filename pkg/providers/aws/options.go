@@ -50,6 +50,10 @@ type Options struct {
 	BatchMax  time.Duration
 	// MaxOverrides per CreateFleet; default 60.
 	MaxOverrides int
+	// ICETTL is how long an offering stays hidden after an insufficient-
+	// capacity error when New makes the ICE cache (Config.Unavailable nil);
+	// default 3m.
+	ICETTL time.Duration
 	// MaxLaunchAttempts bounds CreateFleet calls per Create (the ICE
 	// fallbacks: other pools, then on-demand); default 3.
 	MaxLaunchAttempts int

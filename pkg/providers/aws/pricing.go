@@ -96,8 +96,13 @@ func (p *Provider) refreshOfferings(ctx context.Context) error {
 			offered[t] = append(offered[t], aws.ToString(o.Location))
 		}
 	}
+	discovered, err := p.describeUnknownTypes(ctx, offered)
+	if err != nil {
+		return err
+	}
 	p.pricesMu.Lock()
 	p.offeredIn = offered
+	p.discovered = discovered
 	p.priceSeq++
 	p.pricesMu.Unlock()
 	return nil

@@ -42,6 +42,7 @@ type Provider struct {
 	pricesMu   sync.RWMutex
 	spotPrices map[string]map[string]float64 // type → zone → USD/h
 	offeredIn  map[string][]string           // type → zones, when discovered
+	discovered map[string]catalog.Spec       // offered types the snapshot lacks
 	priceSeq   uint64
 
 	fleet *batch.Batcher[string, fleetRequest, fleetOutcome]
@@ -80,7 +81,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	opts := cfg.Options.withDefaults()
 	if cfg.Unavailable == nil {
-		cfg.Unavailable = catalog.NewUnavailableOfferings(cfg.Clock, 0)
+		cfg.Unavailable = catalog.NewUnavailableOfferings(cfg.Clock, opts.ICETTL)
 	}
 	specs := opts.Specs
 	if specs == nil {
