@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -263,4 +264,16 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+func TestInjectedLatencyDelaysResponses(t *testing.T) {
+	e := newEnv(t)
+	e.world.SetLatency(40 * time.Millisecond)
+	start := time.Now()
+	if _, err := e.ec2.DescribeAvailabilityZones(e.ctx, &ec2.DescribeAvailabilityZonesInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed < 40*time.Millisecond {
+		t.Fatalf("answered after %v, before the injected 40ms", elapsed)
+	}
 }

@@ -119,6 +119,16 @@ func (e *env) subnets(t testing.TB) map[string]string {
 // fleet launches n instances of the given types over every cluster subnet.
 func (e *env) fleet(t testing.TB, lt, capacityType, strategy string, n int, types ...string) *ec2.CreateFleetOutput {
 	t.Helper()
+	out, err := e.ec2.CreateFleet(e.ctx, e.fleetInput(t, lt, capacityType, strategy, n, types...))
+	if err != nil {
+		t.Fatalf("CreateFleet: %v", err)
+	}
+	return out
+}
+
+// fleetInput is the instant CreateFleet request fleet sends.
+func (e *env) fleetInput(t testing.TB, lt, capacityType, strategy string, n int, types ...string) *ec2.CreateFleetInput {
+	t.Helper()
 	var ovs []ec2types.FleetLaunchTemplateOverridesRequest
 	for _, it := range types {
 		for _, sn := range sortedValues(e.subnets(t)) {
@@ -141,9 +151,5 @@ func (e *env) fleet(t testing.TB, lt, capacityType, strategy string, n int, type
 	} else if strategy != "" {
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategy(strategy)}
 	}
-	out, err := e.ec2.CreateFleet(e.ctx, in)
-	if err != nil {
-		t.Fatalf("CreateFleet: %v", err)
-	}
-	return out
+	return in
 }
