@@ -48,16 +48,15 @@ func TestControlPlane(t *testing.T) {
 	if err := e.Client.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
+	// Like a kubelet registering: status comes with the create, so there is
+	// no later write to race kube-controller-manager's taint updates.
+	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "lab-node", Labels: map[string]string{corev1.LabelHostname: "lab-node"}},
 		Spec:       corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-0123456789abcdef0"},
+		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
 	}
 	if err := e.Client.Create(ctx, node); err != nil {
-		t.Fatal(err)
-	}
-	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}
-	node.Status = corev1.NodeStatus{Capacity: capacity, Allocatable: capacity}
-	if err := e.Client.Status().Update(ctx, node); err != nil {
 		t.Fatal(err)
 	}
 
