@@ -26,7 +26,10 @@ func TestConcurrentClientsConserveCapacity(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 5; i++ {
-				out, err := e.ec2.CreateFleet(e.ctx, in)
+				// A copy per call: the SDK fills ClientToken into the input it is
+				// given, and a shared token would make every call the same fleet.
+				req := *in
+				out, err := e.ec2.CreateFleet(e.ctx, &req)
 				if err != nil {
 					errs <- err
 					return
