@@ -77,6 +77,26 @@ type FleetResult struct {
 
 type fleetRecord struct {
 	result FleetResult
+	at     time.Time
+}
+
+// idempotencyWindow is how long a client token keeps answering with its
+// first result. The SDK fills a fresh token into every CreateFleet, so the
+// map must not grow without bound.
+const idempotencyWindow = time.Hour
+
+// sweepFleets forgets expired tokens; it runs when the map has doubled since
+// the last sweep, so its cost is amortised over the calls that grew it.
+func (w *World) sweepFleets(now time.Time) {
+	if len(w.fleets) < max(4096, w.nextFleetSweep) {
+		return
+	}
+	for tok, rec := range w.fleets {
+		if now.Sub(rec.at) > idempotencyWindow {
+			delete(w.fleets, tok)
+		}
+	}
+	w.nextFleetSweep = 2 * len(w.fleets)
 }
 
 type candidate struct {
@@ -108,10 +128,12 @@ func (w *World) CreateFleet(req FleetRequest) (FleetResult, error) {
 	w.mu.Lock()
 	defer w.unlock()
 	w.tickLocked()
+	now := w.clock.Now()
 	if req.ClientToken != "" {
-		if rec, ok := w.fleets[req.ClientToken]; ok {
+		if rec, ok := w.fleets[req.ClientToken]; ok && now.Sub(rec.at) <= idempotencyWindow {
 			return rec.result, nil
 		}
+		w.sweepFleets(now)
 	}
 	if req.Type != "" && req.Type != "instant" {
 		return FleetResult{}, apiErr(400, "InvalidParameterValue", "fleet type %q is not simulated; use instant", req.Type)
@@ -138,7 +160,7 @@ func (w *World) CreateFleet(req FleetRequest) (FleetResult, error) {
 		}
 	}
 	if req.ClientToken != "" {
-		w.fleets[req.ClientToken] = fleetRecord{result: res}
+		w.fleets[req.ClientToken] = fleetRecord{result: res, at: now}
 	}
 	return res, nil
 }
