@@ -51,6 +51,7 @@ func runSolveBenchOpts(b *testing.B, types []*catalog.InstanceType, pods []*core
 	if lp {
 		cpu, mem := totalRequests(pods)
 		b.ReportMetric(plan.Cost()/CostLowerBound(types, cpu, mem), "lp-ratio")
+		b.ReportMetric(plan.Cost()/PackingLowerBound(types, pods), "pack-lb-ratio")
 	}
 }
 

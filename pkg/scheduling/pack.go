@@ -16,6 +16,11 @@ type item struct {
 	st *classState
 	// dead marks the item as unable to join the bin being filled.
 	dead bool
+	// worth is the $/h per pod of packing the class alone on its best
+	// type; short lists its best types (see target.go).
+	worth     float64
+	short     []int
+	worthDone bool
 }
 
 // bin is a planned NodeClaim while it is being filled.
@@ -280,6 +285,7 @@ func (s *solver) pack(p *pool, items []*item) {
 	for i := firstSeeded; i < len(s.bins); i++ {
 		s.fill(s.bins[i], rest, true)
 	}
+	last := targetChoice{target: -1}
 	for {
 		var anchor *item
 		for _, it := range rest {
@@ -296,7 +302,10 @@ func (s *solver) pack(p *pool, items []*item) {
 			anchor.dead = true
 			continue
 		}
-		target := s.chooseTarget(p, anchor, rest)
+		target := s.chooseByValue(p, anchor, rest, &last)
+		if target < 0 {
+			target = s.chooseTarget(p, anchor, rest)
+		}
 		if target < 0 {
 			anchor.dead = true
 			continue

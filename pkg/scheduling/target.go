@@ -1,0 +1,238 @@
+package scheduling
+
+import (
+	"math"
+)
+
+// Choosing the type of a new bin by value. Real catalogs are not
+// proportional: burstable types sell two vCPUs for a tenth of a cent, memory
+// families sell GiB at a third of the general-purpose price, and small types
+// run out of pod slots (ENI limits) long before cpu or memory. A single
+// best-value type for the whole remaining demand therefore overpays: the
+// cheapest plan puts each kind of pod on the type that sells what it needs,
+// and mixes complementary pods on one node. So each new bin gets the type
+// whose simulated fill holds the most worth per dollar, where a pod's worth
+// is what its class costs per pod packed alone on its own best type.
+
+// shortlistLen is how many of its cheapest-per-pod types each class
+// nominates as candidates for the bins it may join.
+const shortlistLen = 4
+
+// worth fills it.worth and it.short: the lowest $/h per pod of packing the
+// class alone (whole pods per node) and the types that achieve the lowest
+// such costs.
+func (s *solver) worth(p *pool, it *item) {
+	if it.worthDone {
+		return
+	}
+	it.worthDone = true
+	type cand struct {
+		ti   int
+		cost float64
+	}
+	var best [shortlistLen]cand
+	n := 0
+	for ti, pt := range p.types {
+		mask := pt.slots & it.f.slots
+		if !it.f.types.has(ti) || mask == 0 {
+			continue
+		}
+		per := perNode(it.c.req, pt.alloc)
+		if per <= 0 {
+			continue
+		}
+		if it.v.hostScoped || len(it.c.ports) > 0 {
+			per = 1
+		}
+		cost := s.slotPrice(pt, mask) / float64(per)
+		// Insertion into the short list, cheapest first.
+		if n < shortlistLen {
+			n++
+		} else if cost >= best[n-1].cost {
+			continue
+		}
+		i := n - 1
+		for i > 0 && best[i-1].cost > cost {
+			best[i] = best[i-1]
+			i--
+		}
+		best[i] = cand{ti, cost}
+	}
+	if n == 0 {
+		return
+	}
+	it.worth = best[0].cost
+	for _, c := range best[:n] {
+		it.short = append(it.short, c.ti)
+	}
+}
+
+// perNode is how many pods of request req fit in alloc.
+func perNode(req, alloc vec) int64 {
+	per := int64(math.MaxInt64)
+	for d, r := range req {
+		if r > 0 {
+			per = min(per, alloc[d]/r)
+		}
+	}
+	return per
+}
+
+// slotPrice is the type's cheapest price in the given slots.
+func (s *solver) slotPrice(pt *poolType, mask uint64) float64 {
+	mask &= pt.slots
+	if mask == pt.slots {
+		return pt.minPrice
+	}
+	price := math.Inf(1)
+	for si := range s.slots.ct {
+		if mask&(1<<si) != 0 {
+			price = math.Min(price, pt.price[si])
+		}
+	}
+	return price
+}
+
+// targetChoice remembers the last choice so bulk demand, which fills bin
+// after bin alike, is not re-simulated for every bin.
+type targetChoice struct {
+	anchor *item
+	target int
+	use    []int64 // pods per item of the simulated fill
+}
+
+// chooseByValue picks the type of a new bin for anchor among the types the
+// live items nominate: the one whose simulated fill (the anchor, then the
+// dot-product order fill uses) holds the most worth per dollar. It returns
+// -1 when no nominated type can take the anchor; the caller falls back to
+// chooseTarget.
+func (s *solver) chooseByValue(p *pool, anchor *item, items []*item, last *targetChoice) int {
+	if last.anchor == anchor && last.target >= 0 {
+		again := true
+		for i, it := range items {
+			if last.use[i] > 0 && (it.dead || 2*last.use[i] > int64(len(it.st.left))) {
+				again = false
+				break
+			}
+		}
+		if again && p.types[last.target].slots&anchor.f.slots&s.quotaSlots(anchor.st) != 0 {
+			return last.target
+		}
+	}
+	for _, it := range items {
+		s.worth(p, it)
+	}
+	allowed := anchor.f.slots & s.quotaSlots(anchor.st)
+	seen := map[int]bool{}
+	var cands []int
+	for _, it := range items {
+		if it != anchor && (it.dead || len(it.st.left) == 0 || !intersects(it.f.types, anchor.f.types)) {
+			continue
+		}
+		for _, ti := range it.short {
+			if !seen[ti] {
+				seen[ti] = true
+				cands = append(cands, ti)
+			}
+		}
+	}
+	cnt := make([]int64, len(items))
+	use := make([]int64, len(items))
+	best, bestEff, bestValue := -1, 0.0, 0.0
+	var bestUse []int64
+	for _, ti := range cands {
+		pt := p.types[ti]
+		if !anchor.f.types.has(ti) || pt.slots&allowed == 0 || !anchor.c.req.fits(pt.alloc) || !s.withinLimits(p, pt) {
+			continue
+		}
+		price := s.slotPrice(pt, allowed)
+		value := s.simulate(pt, ti, anchor, items, cnt, use)
+		eff := value / price
+		// At equal value per dollar, fewer larger nodes: less overhead and
+		// fewer launches.
+		if best < 0 || eff > bestEff*(1+1e-9) || eff >= bestEff*(1-1e-9) && value > bestValue*(1+1e-9) {
+			best, bestEff, bestValue = ti, eff, value
+			bestUse = append(bestUse[:0], use...)
+		}
+	}
+	*last = targetChoice{anchor: anchor, target: best, use: bestUse}
+	return best
+}
+
+// withinLimits reports whether one node of pt fits the pool's headroom.
+func (s *solver) withinLimits(p *pool, pt *poolType) bool {
+	if !p.hasLimit {
+		return true
+	}
+	for d := range p.limit {
+		if p.limit[d] >= 0 && pt.capacity[d] > p.headroom(d) {
+			return false
+		}
+	}
+	return true
+}
+
+// simulate fills a bin of type pt with the anchor and then, as fill does,
+// the pod whose request best matches the free capacity, ignoring topology;
+// several pods of a class are added at once (half of what still fits) so
+// large nodes cost few steps. It returns the worth packed and the pods
+// used per item.
+func (s *solver) simulate(pt *poolType, ti int, anchor *item, items []*item, cnt, use []int64) float64 {
+	alloc := pt.alloc
+	used := anchor.c.req.clone()
+	value := anchor.worth
+	for i, it := range items {
+		use[i] = 0
+		cnt[i] = 0
+		if it.dead || !it.f.types.has(ti) || it.f.slots&pt.slots == 0 {
+			continue
+		}
+		cnt[i] = int64(len(it.st.left))
+		if it == anchor {
+			cnt[i]--
+			use[i] = 1
+		}
+		if it.v.hostScoped || len(it.c.ports) > 0 {
+			cnt[i] = 0
+		}
+	}
+	for {
+		best, bestScore := -1, -1.0
+		for i, it := range items {
+			if cnt[i] <= 0 {
+				continue
+			}
+			if !used.fitsWith(it.c.req, alloc) {
+				cnt[i] = 0
+				continue
+			}
+			score := 0.0
+			for d, r := range it.c.req {
+				if alloc[d] > 0 && r > 0 {
+					a := float64(alloc[d])
+					score += float64(r) / a * float64(alloc[d]-used[d]) / a
+				}
+			}
+			if score > bestScore {
+				best, bestScore = i, score
+			}
+		}
+		if best < 0 {
+			return value
+		}
+		it := items[best]
+		room := int64(math.MaxInt64)
+		for d, r := range it.c.req {
+			if r > 0 {
+				room = min(room, (alloc[d]-used[d])/r)
+			}
+		}
+		k := max(1, min(cnt[best], (room+1)/2))
+		for d, r := range it.c.req {
+			used[d] += k * r
+		}
+		cnt[best] -= k
+		use[best] += k
+		value += float64(k) * it.worth
+	}
+}
