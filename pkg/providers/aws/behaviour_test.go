@@ -379,8 +379,8 @@ func TestResolve(t *testing.T) {
 			}
 			r, err := e.p.Resolve(e.ctx, nc)
 			if tt.wantError != "" {
-				re, ok := asResolveError(err)
-				if !ok || re.Condition != tt.wantError {
+				var re *ResolveError
+				if !errors.As(err, &re) || re.Condition != tt.wantError {
 					t.Fatalf("err = %v, want a ResolveError for %s", err, tt.wantError)
 				}
 				return

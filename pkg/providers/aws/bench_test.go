@@ -2,7 +2,10 @@ package aws
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
+
+	"k8s.io/utils/clock"
 )
 
 // BenchmarkCreate measures Create round trips (resolve and types cached,
@@ -32,4 +35,25 @@ func BenchmarkCreateFullCatalog(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")
+}
+
+// BenchmarkCreateBatched runs many Creates at once with batching on (real
+// clock, idle 35ms, max 1s): identical claims share CreateFleet calls.
+func BenchmarkCreateBatched(b *testing.B) {
+	e := newEnv(b, envOpts{clock: clock.RealClock{}, provider: func(o *Options) { o.BatchIdle = 0 }})
+	e.create(newClaim("warm"))
+	before := len(e.fleetCalls())
+	var n atomic.Int64
+	b.SetParallelism(50) // 100 concurrent Creates on 2 cores
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := e.p.Create(e.ctx, newClaim(fmt.Sprintf("c%d", n.Add(1)))); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")
+	b.ReportMetric(float64(len(e.fleetCalls())-before)/float64(b.N), "fleetcalls/create")
 }

@@ -54,3 +54,19 @@ func NewRetryer(maxAttempts int, maxBackoff time.Duration) func() aws.Retryer {
 		})
 	}
 }
+
+// NewClients builds the EC2 and SSM clients from cfg; a non-empty endpoint
+// points both at a simulated AWS (fakeaws serves every service on one URL).
+func NewClients(cfg aws.Config, endpoint string) (*ec2.Client, *ssm.Client) {
+	e := ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+	s := ssm.NewFromConfig(cfg, func(o *ssm.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+	return e, s
+}

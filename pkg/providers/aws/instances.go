@@ -98,16 +98,18 @@ func (p *Provider) Get(ctx context.Context, pid string) (*nsv1.NodeClaim, error)
 		}
 		return nil, fmt.Errorf("describing instance %s: %w", id, explain(err))
 	}
+	var found []ec2types.Instance
 	for _, r := range out.Reservations {
-		for _, in := range r.Instances {
-			inst := toInstance(in)
-			if inst.State == string(ec2types.InstanceStateNameTerminated) {
-				return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s is terminated", id))
-			}
-			return p.claimFor(inst), nil
-		}
+		found = append(found, r.Instances...)
 	}
-	return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", id))
+	if len(found) == 0 {
+		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", id))
+	}
+	inst := toInstance(found[0])
+	if inst.State == string(ec2types.InstanceStateNameTerminated) {
+		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s is terminated", id))
+	}
+	return p.claimFor(inst), nil
 }
 
 // List returns every live instance of the cluster as a NodeClaim.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -312,11 +311,4 @@ func (p *Provider) resolveAMIs(ctx context.Context, terms []awsv1.AMISelectorTer
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Architecture < out[j].Architecture })
 	return out, nil
-}
-
-// asResolveError returns err as a *ResolveError when it is one.
-func asResolveError(err error) (*ResolveError, bool) {
-	var re *ResolveError
-	ok := errors.As(err, &re)
-	return re, ok
 }
