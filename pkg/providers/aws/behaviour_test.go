@@ -537,3 +537,48 @@ func TestDiscoveredTypeUnknownToTheSnapshot(t *testing.T) {
 		t.Errorf("launched %s %s", got.Status.InstanceType, got.Status.CapacityType)
 	}
 }
+
+func TestFullSubnetIsAvoided(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	if err := e.p.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A type sold in more than one zone, so a full subnet leaves somewhere to go.
+	types, err := e.p.GetInstanceTypes(e.ctx, testPool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := ""
+	for _, it := range types {
+		if len(it.Offerings.Zones()) > 1 && it.GPUCount == 0 {
+			name = it.Name
+			break
+		}
+	}
+	if name == "" {
+		t.Fatal("no test type is offered in two zones")
+	}
+	cheap := e.cheapestSpot(name)
+	var full string
+	for _, s := range e.world.Subnets() {
+		if s.Zone == cheap.Zone && s.Tags[awsv1.TagDiscovery] == testCluster {
+			full = s.ID
+		}
+	}
+	e.world.SetSubnetFreeIPs(full, 0)
+	reqs := reqIn(corev1.LabelInstanceTypeStable, name)
+	got := e.create(newClaim("a", reqs))
+	if got.Status.Zone == cheap.Zone {
+		t.Fatalf("launched in %s, whose only subnet is full", got.Status.Zone)
+	}
+	// The pool itself is fine: the offering stays available; the subnet is what is hidden.
+	if e.ice.IsUnavailable(name, cheap.Zone, nsv1.CapacityTypeSpot) {
+		t.Error("a full subnet marked the offering unavailable")
+	}
+	e.create(newClaim("b", reqs))
+	for _, ov := range e.fleetCalls()[1].LaunchTemplateConfigs[0].Overrides {
+		if aws.ToString(ov.SubnetId) == full {
+			t.Errorf("the second launch still offered the full subnet %s", full)
+		}
+	}
+}

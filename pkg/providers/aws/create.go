@@ -48,13 +48,10 @@ func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 		return nil, err
 	}
 	base = withImages(base, res.AMIs)
-	subnets := make([]plan.Subnet, 0, len(res.Subnets))
-	for _, s := range res.Subnets {
-		subnets = append(subnets, plan.Subnet{ID: s.ID, Zone: s.Zone, FreeIPs: s.FreeIPs})
-	}
 	log := p.log.WithValues("nodeclaim", claim.Name)
 	var failures []string
 	for attempt := 0; attempt < p.opts.MaxLaunchAttempts; attempt++ {
+		subnets := p.usableSubnets(res.Subnets)
 		types := catalog.WithAvailability(base, p.ice)
 		pl, err := plan.Make(plan.Input{
 			Requirements: claim.Spec.Requirements, Requests: claim.Spec.Resources.Requests,
@@ -261,6 +258,12 @@ func (p *Provider) markFailures(pl plan.Plan, errs []ec2types.CreateFleetError) 
 				p.forgetLaunchTemplates()
 			}
 			retry = true
+		case code == codeNoFreeAddresses:
+			// The subnet is full, not the pool: another subnet in the zone may do.
+			if ov := e.LaunchTemplateAndOverrides; ov != nil && ov.Overrides != nil {
+				p.markSubnetFull(aws.ToString(ov.Overrides.SubnetId))
+			}
+			retry = true
 		case Classify(code) == KindCapacity:
 			if ov := e.LaunchTemplateAndOverrides; ov != nil && ov.Overrides != nil && ov.Overrides.InstanceType != "" {
 				zone := aws.ToString(ov.Overrides.AvailabilityZone)
@@ -269,9 +272,13 @@ func (p *Provider) markFailures(pl plan.Plan, errs []ec2types.CreateFleetError) 
 				}
 				p.ice.MarkUnavailable(string(ov.Overrides.InstanceType), zone, ct, code)
 			} else if ct == pl.CapacityType {
-				// Not tied to one override: the fleet tried them all.
+				// Not tied to one override: the fleet tried them all, except
+				// where the subnet, not the pool, was the problem.
+				full := fullSubnetsIn(errs)
 				for _, o := range pl.Options {
-					p.ice.MarkUnavailable(o.InstanceType.Name, o.Zone, ct, code)
+					if !full[o.SubnetID] {
+						p.ice.MarkUnavailable(o.InstanceType.Name, o.Zone, ct, code)
+					}
 				}
 			}
 			retry = true
@@ -392,4 +399,14 @@ func (p *Provider) event(claim *nsv1.NodeClaim, reason, msg string) {
 	if p.opts.OnEvent != nil {
 		p.opts.OnEvent(claim, reason, msg)
 	}
+}
+
+func fullSubnetsIn(errs []ec2types.CreateFleetError) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range errs {
+		if aws.ToString(e.ErrorCode) == codeNoFreeAddresses && e.LaunchTemplateAndOverrides != nil && e.LaunchTemplateAndOverrides.Overrides != nil {
+			out[aws.ToString(e.LaunchTemplateAndOverrides.Overrides.SubnetId)] = true
+		}
+	}
+	return out
 }

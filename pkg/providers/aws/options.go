@@ -108,6 +108,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxOverrides <= 0 {
 		o.MaxOverrides = 60
 	}
+	if o.ICETTL <= 0 {
+		o.ICETTL = catalog.DefaultUnavailableTTL
+	}
 	if o.MaxLaunchAttempts <= 0 {
 		o.MaxLaunchAttempts = 3
 	}

@@ -45,6 +45,9 @@ type Provider struct {
 	discovered map[string]catalog.Spec       // offered types the snapshot lacks
 	priceSeq   uint64
 
+	subnetsMu   sync.Mutex
+	fullSubnets map[string]time.Time // subnet → hidden until
+
 	fleet *batch.Batcher[string, fleetRequest, fleetOutcome]
 }
 
@@ -95,7 +98,7 @@ func New(cfg Config) (*Provider, error) {
 		nodeClasses: cfg.NodeClasses, opts: opts, log: opts.Log,
 		specs: make(map[string]catalog.Spec, len(specs)), specList: specs,
 		templates: map[string]bool{}, resolved: map[string]resolvedEntry{}, typeCache: map[string]typesEntry{},
-		spotPrices: map[string]map[string]float64{},
+		spotPrices: map[string]map[string]float64{}, fullSubnets: map[string]time.Time{},
 	}
 	for _, s := range specs {
 		p.specs[s.Name] = s
