@@ -277,3 +277,16 @@ func TestInjectedLatencyDelaysResponses(t *testing.T) {
 		t.Fatalf("answered after %v, before the injected 40ms", elapsed)
 	}
 }
+
+func TestDryRun(t *testing.T) {
+	e := newEnv(t)
+	in := e.fleetInput(t, e.launchTemplate(t, "nodes", "x86_64", ""), "on-demand", "", 1, "m5.large")
+	in.DryRun = aws.Bool(true)
+	_, err := e.ec2.CreateFleet(e.ctx, in)
+	if apiCode(err) != "DryRunOperation" {
+		t.Fatalf("DryRun: %v", err)
+	}
+	if n := len(e.world.Instances()); n != 0 {
+		t.Fatalf("a dry run changed the world")
+	}
+}

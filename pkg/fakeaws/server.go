@@ -68,6 +68,11 @@ func (s *Server) URL() string {
 	return s.ts.URL
 }
 
+// QueueURL is the URL of the named queue on the started server.
+func (s *Server) QueueURL(name string) string {
+	return s.URL() + "/" + s.w.opts.AccountID + "/" + name
+}
+
 // Close stops a started server.
 func (s *Server) Close() {
 	if s.ts != nil {
@@ -115,6 +120,12 @@ func (s *Server) serveEC2(rw http.ResponseWriter, body []byte) {
 	}
 	if fault := s.admit(action); fault != nil {
 		writeEC2Error(rw, fault, rid)
+		return
+	}
+	// DryRun asks whether the caller may call the action; the fake has no
+	// permissions to check, so the answer is always the "would succeed" error.
+	if vals.Get("DryRun") == "true" {
+		writeEC2Error(rw, apiErr(412, "DryRunOperation", "Request would have succeeded, but DryRun flag is set."), rid)
 		return
 	}
 	render, err := h(params(vals))

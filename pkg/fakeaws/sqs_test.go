@@ -44,7 +44,7 @@ func TestSQSSendReceiveDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := queueURL(t, e, "work")
-	if *created.QueueUrl != url {
+	if *created.QueueUrl != url || e.srv.QueueURL("work") != url {
 		t.Fatalf("CreateQueue url %s, GetQueueUrl %s", *created.QueueUrl, url)
 	}
 	// The SDK verifies MD5OfMessageBody and MD5OfMessageAttributes; a wrong sum fails the call.
