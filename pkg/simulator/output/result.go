@@ -76,7 +76,8 @@ type Result struct {
 	AllPodsRunning Milestone
 	// QueueEmpty: the first time every queue had no visible and no in-flight message after messages were sent.
 	QueueEmpty Milestone
-	// BackToBase: the first time after the work that no Nodesmith node remained.
+	// BackToBase: when the last Nodesmith node went away, if none remained
+	// at the end (a later launch resets it).
 	BackToBase Milestone
 
 	// Cost is what the launched instances cost (USD) over the run.
