@@ -97,6 +97,10 @@ func (w *World) Rebalance(instanceID string) error {
 	return nil
 }
 
+// healthTimeFormat is how AWS Health writes times in event details
+// ("Sat, 05 Jun 2016 15:10:09 GMT").
+const healthTimeFormat = "Mon, 02 Jan 2006 15:04:05 GMT"
+
 type healthDetail struct {
 	EventArn          string              `json:"eventArn"`
 	Service           string              `json:"service"`
@@ -123,7 +127,7 @@ func (w *World) ScheduleChange(instanceID string, start time.Time) error {
 		Service:           "EC2",
 		EventTypeCode:     "AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED",
 		EventTypeCategory: "scheduledChange",
-		StartTime:         start.UTC().Format(time.RFC1123),
+		StartTime:         start.UTC().Format(healthTimeFormat),
 		Description:       []map[string]string{{"language": "en_US", "latestDescription": "EC2 has detected degradation of the underlying hardware hosting your instance; it is scheduled for retirement."}},
 		AffectedEntities:  []map[string]string{{"entityValue": in.ID}},
 	}

@@ -154,7 +154,7 @@ func TestRebalanceAndScheduledChange(t *testing.T) {
 	h := detail(t, evs[1])
 	entities, _ := h["affectedEntities"].([]any)
 	if h["service"] != "EC2" || h["eventTypeCategory"] != "scheduledChange" || evs[1].Source != "aws.health" ||
-		len(entities) != 1 || entities[0].(map[string]any)["entityValue"] != id || h["startTime"] != start.Format(time.RFC1123) {
+		len(entities) != 1 || entities[0].(map[string]any)["entityValue"] != id || h["startTime"] != "Wed, 02 Dec 2026 12:00:00 GMT" {
 		t.Fatalf("health detail %v", h)
 	}
 	if in, _ := e.world.Instance(id); in.State != "running" {

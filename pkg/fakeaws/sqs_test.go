@@ -183,3 +183,33 @@ func TestSQSLongPolling(t *testing.T) {
 		t.Fatalf("virtual-time long poll: %v %+v", err, out)
 	}
 }
+
+func TestSQSQueueAdministration(t *testing.T) {
+	e := newEnv(t)
+	url := queueURL(t, e, "interruptions")
+	if _, err := e.sqs.SetQueueAttributes(e.ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"VisibilityTimeout": "5"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := e.world.SendMessage("interruptions", fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := receive(t, e, url, 1, 0)
+	if _, err := e.sqs.ChangeMessageVisibility(e.ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: got[0].ReceiptHandle, VisibilityTimeout: 60}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(10 * time.Second) // past the queue's 5s, inside the message's 60s
+	if vis, inflight := e.world.QueueDepth("interruptions"); vis != 2 || inflight != 1 {
+		t.Fatalf("depth %d visible %d in flight, want 2 and 1", vis, inflight)
+	}
+	if _, err := e.sqs.PurgeQueue(e.ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)}); err != nil {
+		t.Fatal(err)
+	}
+	if vis, inflight := e.world.QueueDepth("interruptions"); vis+inflight != 0 {
+		t.Fatalf("purge left %d messages", vis+inflight)
+	}
+	if _, err := e.sqs.ListQueues(e.ctx, &sqs.ListQueuesInput{}); apiCode(err) != "AWS.SimpleQueueService.UnsupportedOperation" {
+		t.Fatalf("unsimulated operation: %v", err)
+	}
+}
