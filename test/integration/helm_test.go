@@ -110,19 +110,21 @@ clusterEndpoint: https://ABC.gr7.eu-west-1.eks.amazonaws.com
 interruptionQueue: prod-eu-nodesmith
 aws: {region: eu-west-1, credentials: irsa, roleArn: "arn:aws:iam::111122223333:role/nodesmith"}
 logLevel: debug
-featureGates: {SpotToSpotConsolidation: true, NodeRepair: false}
+featureGates: {SpotToSpotConsolidation: true, Emptiness: false}
+clusterCABundle: LS0tLS1CRUdJTi0tLS0t
 image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
 podDisruptionBudget: {enabled: true, minAvailable: 1}
 `, func(t *testing.T, objs map[string]*unstructured.Unstructured) {
 			c := deployment(t, objs).Spec.Template.Spec.Containers[0]
 			for _, want := range []string{"--cluster-endpoint=$(CLUSTER_ENDPOINT)", "--interruption-queue=$(INTERRUPTION_QUEUE)",
-				"--aws-region=$(AWS_REGION)", "--log-level=debug", "--feature-gates=NodeRepair=false,SpotToSpotConsolidation=true"} {
+				"--aws-region=$(AWS_REGION)", "--log-level=debug", "--feature-gates=Emptiness=false,SpotToSpotConsolidation=true"} {
 				if !slices.Contains(c.Args, want) {
 					t.Errorf("args %q lack %q", c.Args, want)
 				}
 			}
 			env := envOf(c)
-			if env["CLUSTER_ENDPOINT"] != "https://ABC.gr7.eu-west-1.eks.amazonaws.com" || env["INTERRUPTION_QUEUE"] != "prod-eu-nodesmith" || env["AWS_REGION"] != "eu-west-1" {
+			if env["CLUSTER_ENDPOINT"] != "https://ABC.gr7.eu-west-1.eks.amazonaws.com" || env["INTERRUPTION_QUEUE"] != "prod-eu-nodesmith" || env["AWS_REGION"] != "eu-west-1" ||
+				env["CLUSTER_CA_BUNDLE"] != "LS0tLS1CRUdJTi0tLS0t" {
 				t.Errorf("env = %v", env)
 			}
 			if !strings.HasSuffix(c.Image, "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef") {
@@ -177,7 +179,7 @@ func TestHelmRefusesBadValues(t *testing.T) {
 		{"IRSA without a role", "clusterName: demo\naws: {credentials: irsa}\n", "aws.roleArn is required when aws.credentials is irsa"},
 		{"unknown credentials mode", "clusterName: demo\naws: {credentials: keys}\n", `aws.credentials must be podIdentity, irsa or none, not "keys"`},
 		{"misspelt value", "clusterName: demo\ninterruptionqueue: q\n", "additional properties 'interruptionqueue' not allowed"},
-		{"unknown log level", "clusterName: demo\nlogLevel: verbose\n", "logLevel"},
+		{"unknown log level", "clusterName: demo\nlogLevel: warn\n", "logLevel"},
 		{"replicas as a word", "clusterName: demo\nreplicas: two\n", "replicas"},
 		{"own ServiceAccount without a name", "clusterName: demo\nserviceAccount: {create: false}\n", "serviceAccount.name is required when serviceAccount.create is false"},
 	}
