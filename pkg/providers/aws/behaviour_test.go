@@ -582,3 +582,22 @@ func TestFullSubnetIsAvoided(t *testing.T) {
 		}
 	}
 }
+
+// A claim that found no capacity must be able to launch once capacity
+// returns, even though its retry asks for exactly what it asked before:
+// EC2 answers a repeated client token with the first (failed) result.
+func TestRetryAfterCapacityReturnsLaunches(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	reqs := reqIn(corev1.LabelInstanceTypeStable, "m5.large")
+	for _, p := range e.world.Pools() {
+		e.world.InjectICE(p.InstanceType, p.Zone, p.CapacityType, epoch.Add(5*time.Minute))
+	}
+	if _, err := e.p.Create(e.ctx, newClaim("c1", reqs)); !cloudprovider.IsInsufficientCapacity(err) {
+		t.Fatalf("err = %v, want InsufficientCapacity", err)
+	}
+	e.clock.SetTime(epoch.Add(6 * time.Minute))
+	got := e.create(newClaim("c1", reqs))
+	if got.Status.CapacityType != nsv1.CapacityTypeSpot {
+		t.Errorf("capacity type = %s, want spot once capacity is back", got.Status.CapacityType)
+	}
+}

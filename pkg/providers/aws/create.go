@@ -52,6 +52,7 @@ func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 	var failures []string
 	for attempt := 0; attempt < p.opts.MaxLaunchAttempts; attempt++ {
 		subnets := p.usableSubnets(res.Subnets)
+		iceSeq := p.ice.SeqNum()
 		types := catalog.WithAvailability(base, p.ice)
 		pl, err := plan.Make(plan.Input{
 			Requirements: claim.Spec.Requirements, Requests: claim.Spec.Resources.Requests,
@@ -67,7 +68,7 @@ func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 			log.Info("launch fallback", "reason", pl.Note, "attempt", attempt)
 			p.event(claim, EventOnDemandFallback, pl.Note)
 		}
-		req, err := p.buildFleetRequest(ctx, claim, nc, res, pl)
+		req, err := p.buildFleetRequest(ctx, claim, nc, res, pl, iceSeq)
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +143,7 @@ func nodeTaints(claim *nsv1.NodeClaim) []corev1.Taint {
 
 // buildFleetRequest renders the launch templates (one per architecture
 // among the options) and the CreateFleet input for a plan.
-func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *Resolved, pl plan.Plan) (fleetRequest, error) {
+func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *Resolved, pl plan.Plan, iceSeq uint64) (fleetRequest, error) {
 	custom := ""
 	if nc.Spec.UserData != nil {
 		custom = *nc.Spec.UserData
@@ -225,7 +226,7 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 	return fleetRequest{
 		input:     in,
 		claimTags: map[string]string{awsv1.TagNodeClaim: claim.Name, "Name": claim.Name},
-		token:     clientToken(claim, hashJSON(in)),
+		token:     clientToken(claim, fmt.Sprintf("%s/%d", hashJSON(in), iceSeq)),
 	}, nil
 }
 

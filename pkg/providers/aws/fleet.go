@@ -45,7 +45,10 @@ type launchedInstance struct {
 // clientToken makes a retry of the same launch idempotent: the same claim
 // asking for the same thing gets the same token, so EC2 returns the first
 // call's instance instead of launching again. A different ask (other
-// options after an ICE) gets a different token, as EC2 requires.
+// options after an ICE) gets a different token, as EC2 requires. The key
+// also holds the ICE cache's sequence number: EC2 answers a repeated token
+// with the first answer, so a claim that failed for lack of capacity must
+// not reuse its token once the marks expire and it asks the same again.
 func clientToken(claim *nsv1.NodeClaim, inputKey string) string {
 	id := string(claim.UID)
 	if id == "" {
