@@ -45,6 +45,16 @@
 // (return at once when empty) with an injected clock, because virtual time
 // cannot advance while a request blocks.
 //
+// # Faults and counters
+//
+// InjectThrottle and InjectServerError take an action name — the EC2 Action
+// ("CreateFleet"), "sqs:<Operation>" or "ssm:GetParameter", or "*" for any —
+// and fail that many next calls; SetLatency delays every answer in real time
+// (it models the wire). InjectICE closes a pool until a world-clock time.
+// Stats counts calls under the same keys, including the failed ones, so a
+// test can see how often the SDK retried. DryRun requests answer
+// DryRunOperation.
+//
 // Subscribe delivers instance events synchronously after the world lock is
 // released, so subscribers (the simulator's node bridge) may call back in.
 //
