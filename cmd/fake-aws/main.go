@@ -29,13 +29,16 @@ func main() {
 }
 
 func run(args []string) error {
-	world, ln, err := setup(args, os.Stdout)
+	world, ln, cfg, err := setup(args, os.Stdout)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go world.Run(ctx, 250*time.Millisecond)
+	if cfg.interruptEvery > 0 {
+		go interruptLoop(ctx, world, cfg.interruptEvery)
+	}
 	srv := &http.Server{Handler: fakeaws.NewServer(world), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -49,8 +52,11 @@ func run(args []string) error {
 	return nil
 }
 
+// runConfig holds the flags that act after setup.
+type runConfig struct{ interruptEvery time.Duration }
+
 // setup parses flags, builds the world, opens the listener and prints how to use it.
-func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, error) {
+func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, runConfig, error) {
 	fs := flag.NewFlagSet("fake-aws", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:4566", "address to serve on (keep it on loopback: there is no authentication)")
 	region := fs.String("region", "us-east-1", "region the world reports")
@@ -62,9 +68,10 @@ func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, error) {
 	clusterName := fs.String("cluster-name", "nodesmith-lab", "pre-create a VPC, subnets and a security group tagged nodesmith.sh/discovery=<name> (empty: none)")
 	k8sVersion := fs.String("kubernetes-version", "1.37", "Kubernetes version of the EKS-optimized AMI parameters")
 	fullCatalog := fs.Bool("catalog", true, "sell every type of the embedded catalog (false: a small built-in list)")
-	seed := fs.Int64("seed", 1, "seed for ids")
+	seed := fs.Int64("seed", 1, "seed for ids and random interruptions")
+	interruptEvery := fs.Duration("interrupt-every", 0, "interrupt a random running spot instance this often (0: never)")
 	if err := fs.Parse(args); err != nil {
-		return nil, nil, err
+		return nil, nil, runConfig{}, err
 	}
 	zoneList := strings.Split(*zones, ",")
 	opts := fakeaws.Options{
@@ -75,17 +82,34 @@ func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, error) {
 	if *fullCatalog {
 		specs, err := catalog.Specs()
 		if err != nil {
-			return nil, nil, fmt.Errorf("loading the catalog: %w", err)
+			return nil, nil, runConfig{}, fmt.Errorf("loading the catalog: %w", err)
 		}
 		opts.Specs = fakeaws.SpecsFromCatalog(specs, *region, zoneList)
 	}
 	world := fakeaws.NewWorld(opts)
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return nil, nil, fmt.Errorf("listening on %s: %w", *listen, err)
+		return nil, nil, runConfig{}, fmt.Errorf("listening on %s: %w", *listen, err)
 	}
 	printBanner(out, "http://"+ln.Addr().String(), world, opts)
-	return world, ln, nil
+	return world, ln, runConfig{interruptEvery: *interruptEvery}, nil
+}
+
+// interruptLoop reclaims a random spot instance every period, as the spot
+// market does now and then, so the interruption path can be watched end to end.
+func interruptLoop(ctx context.Context, w *fakeaws.World, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if id, ok := w.InterruptRandom(); ok {
+				fmt.Printf("fake-aws: spot interruption notice for %s\n", id)
+			}
+		}
+	}
 }
 
 func printBanner(out io.Writer, endpoint string, w *fakeaws.World, o fakeaws.Options) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -18,10 +19,13 @@ import (
 
 func TestSetupServesTheConfiguredWorld(t *testing.T) {
 	var out bytes.Buffer
-	world, ln, err := setup([]string{"--listen", "127.0.0.1:0", "--zones", "us-west-2a,us-west-2b", "--region", "us-west-2",
-		"--cluster-name", "demo", "--interruption-queue", "demo-q", "--capacity", "7", "--catalog=false"}, &out)
+	world, ln, rc, err := setup([]string{"--listen", "127.0.0.1:0", "--zones", "us-west-2a,us-west-2b", "--region", "us-west-2",
+		"--cluster-name", "demo", "--interruption-queue", "demo-q", "--capacity", "7", "--catalog=false", "--interrupt-every", "3m"}, &out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rc.interruptEvery != 3*time.Minute {
+		t.Fatalf("interrupt-every %v", rc.interruptEvery)
 	}
 	srv := &http.Server{Handler: fakeaws.NewServer(world)}
 	go func() { _ = srv.Serve(ln) }()
@@ -47,7 +51,7 @@ func TestSetupServesTheConfiguredWorld(t *testing.T) {
 }
 
 func TestSetupRejectsBadFlags(t *testing.T) {
-	if _, _, err := setup([]string{"--boot-delay", "soon"}, &bytes.Buffer{}); err == nil {
+	if _, _, _, err := setup([]string{"--boot-delay", "soon"}, &bytes.Buffer{}); err == nil {
 		t.Fatal("a bad duration should fail")
 	}
 }

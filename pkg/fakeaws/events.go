@@ -135,3 +135,24 @@ func (w *World) ScheduleChange(instanceID string, start time.Time) error {
 	w.emit(EventScheduled, in)
 	return nil
 }
+
+// InterruptRandom interrupts one running spot instance chosen with the
+// world's seeded generator, returning its id (false when there is none). The
+// fake-aws binary uses it to reclaim capacity now and then.
+func (w *World) InterruptRandom() (string, bool) {
+	w.mu.Lock()
+	var cands []string
+	for _, id := range w.instOrder {
+		in := w.instances[id]
+		if in.CapacityType == CapacitySpot && in.State == StateRunning && in.InterruptAt.IsZero() {
+			cands = append(cands, id)
+		}
+	}
+	if len(cands) == 0 {
+		w.mu.Unlock()
+		return "", false
+	}
+	id := cands[w.rng.Intn(len(cands))]
+	w.mu.Unlock()
+	return id, w.Interrupt(id) == nil
+}

@@ -161,3 +161,25 @@ func TestRebalanceAndScheduledChange(t *testing.T) {
 		t.Fatalf("a scheduled change must not stop the instance by itself: %s", in.State)
 	}
 }
+
+func TestInterruptRandomPicksRunningSpot(t *testing.T) {
+	e := newEnv(t)
+	if _, ok := e.world.InterruptRandom(); ok {
+		t.Fatal("interrupted something in an empty world")
+	}
+	lt := e.launchTemplate(t, "nodes", "x86_64", "")
+	e.fleet(t, lt, "on-demand", "", 2, "m5.large")
+	spot := launched(e.fleet(t, lt, "spot", "price-capacity-optimized", 2, "m5.large"))
+	e.world.Tick()
+	seen := map[string]bool{}
+	for i := 0; i < 2; i++ {
+		id, ok := e.world.InterruptRandom()
+		if !ok || seen[id] || (id != spot[0] && id != spot[1]) {
+			t.Fatalf("round %d interrupted %q (ok %v); spot instances are %v", i, id, ok, spot)
+		}
+		seen[id] = true
+	}
+	if id, ok := e.world.InterruptRandom(); ok {
+		t.Fatalf("interrupted %s although every spot instance already has a notice", id)
+	}
+}
