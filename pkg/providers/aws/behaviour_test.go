@@ -601,3 +601,27 @@ func TestRetryAfterCapacityReturnsLaunches(t *testing.T) {
 		t.Errorf("capacity type = %s, want spot once capacity is back", got.Status.CapacityType)
 	}
 }
+
+// With more spot options than one call carries, the last attempt goes to
+// on-demand instead of walking the spot list 60 at a time.
+func TestLastAttemptIsOnDemand(t *testing.T) {
+	e := newEnv(t, envOpts{specs: snapshotSpecs(t, nil)})
+	for _, p := range e.world.Pools() {
+		if p.CapacityType == fakeaws.CapacitySpot {
+			e.world.InjectICE(p.InstanceType, p.Zone, p.CapacityType, epoch.Add(time.Hour))
+		}
+	}
+	got := e.create(sized(newClaim("c1")))
+	if got.Status.CapacityType != nsv1.CapacityTypeOnDemand {
+		t.Fatalf("capacity type = %s, want on-demand", got.Status.CapacityType)
+	}
+	calls := e.fleetCalls()
+	if len(calls) != 3 {
+		t.Fatalf("CreateFleet calls = %d, want 3 (spot, spot, on-demand)", len(calls))
+	}
+	for i, want := range []string{"spot", "spot", "on-demand"} {
+		if got := string(calls[i].TargetCapacitySpecification.DefaultTargetCapacityType); got != want {
+			t.Errorf("call %d asked for %s, want %s", i, got, want)
+		}
+	}
+}

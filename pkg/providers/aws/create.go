@@ -50,6 +50,7 @@ func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 	base = withImages(base, res.AMIs)
 	log := p.log.WithValues("nodeclaim", claim.Name)
 	var failures []string
+	spotFailed := false
 	for attempt := 0; attempt < p.opts.MaxLaunchAttempts; attempt++ {
 		subnets := p.usableSubnets(res.Subnets)
 		iceSeq := p.ice.SeqNum()
@@ -57,6 +58,7 @@ func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 		pl, err := plan.Make(plan.Input{
 			Requirements: claim.Spec.Requirements, Requests: claim.Spec.Resources.Requests,
 			InstanceTypes: types, Subnets: subnets, MaxOptions: p.opts.MaxOverrides,
+			AvoidSpot: spotFailed && attempt == p.opts.MaxLaunchAttempts-1,
 		})
 		if errors.Is(err, plan.ErrNoOptions) {
 			return nil, cloudprovider.NewInsufficientCapacityError(withFailures(err, failures))
@@ -89,6 +91,7 @@ func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 		if !retry {
 			return nil, fmt.Errorf("launching %s: the fleet launched nothing%s", claim.Name, failureText(failures))
 		}
+		spotFailed = spotFailed || pl.CapacityType == nsv1.CapacityTypeSpot
 		msg := fmt.Sprintf("no %s capacity in %d offerings%s; retrying with the remaining offerings", pl.CapacityType, len(pl.Options), failureText(failures))
 		log.Info("launch fallback", "reason", msg, "attempt", attempt)
 		p.event(claim, EventCapacityFallback, msg)

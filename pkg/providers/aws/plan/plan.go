@@ -34,6 +34,10 @@ type Input struct {
 	Subnets []Subnet
 	// MaxOptions caps the options; 0 means DefaultMaxOptions.
 	MaxOptions int
+	// AvoidSpot picks on-demand whenever it has options: the caller's last
+	// launch attempt after spot attempts failed, so a claim is not stuck
+	// walking a long list of spot pools 60 at a time.
+	AvoidSpot bool
 }
 
 // Option is one (type, zone, subnet) override at a price.
@@ -136,7 +140,13 @@ func Make(in Input) (Plan, error) {
 		})
 	}
 	p := Plan{CapacityType: nsv1.CapacityTypeSpot}
-	if len(byCT[nsv1.CapacityTypeSpot]) == 0 {
+	switch {
+	case in.AvoidSpot && len(byCT[nsv1.CapacityTypeOnDemand]) > 0:
+		p.CapacityType = nsv1.CapacityTypeOnDemand
+		if len(byCT[nsv1.CapacityTypeSpot]) > 0 {
+			p.Note = "spot launches failed for lack of capacity; launching on-demand"
+		}
+	case len(byCT[nsv1.CapacityTypeSpot]) == 0:
 		p.CapacityType = nsv1.CapacityTypeOnDemand
 		if m.Allows(nsv1.LabelCapacityType, nsv1.CapacityTypeSpot) {
 			p.Note = "no spot offering is available for the claim; launching on-demand"

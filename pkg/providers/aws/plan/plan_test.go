@@ -69,6 +69,20 @@ func TestMake(t *testing.T) {
 			wantCT: od, want: []string{"m5.large/z1/subnet-b"}, wantNote: true,
 		},
 		{
+			name: "avoid spot takes on-demand when it exists",
+			in: Input{AvoidSpot: true, InstanceTypes: []*catalog.InstanceType{
+				itype(m5, off("z1", spot, 0.035), off("z1", od, 0.096)),
+			}, Subnets: subnets},
+			wantCT: od, want: []string{"m5.large/z1/subnet-b"}, wantNote: true,
+		},
+		{
+			name: "avoid spot keeps spot when on-demand has nothing",
+			in: Input{AvoidSpot: true, InstanceTypes: []*catalog.InstanceType{
+				itype(m5, off("z1", spot, 0.035)),
+			}, Subnets: subnets},
+			wantCT: spot, want: []string{"m5.large/z1/subnet-b"},
+		},
+		{
 			name: "capacity-type requirement on-demand",
 			in: Input{Requirements: []nsv1.NodeSelectorRequirementWithMinValues{req(nsv1.LabelCapacityType, corev1.NodeSelectorOpIn, od)},
 				InstanceTypes: []*catalog.InstanceType{itype(m5, off("z1", spot, 0.035), off("z1", od, 0.096))}, Subnets: subnets},
