@@ -35,16 +35,18 @@ type owner interface {
 // pod is the simulator's view of one pod; obj is the API object handed to
 // the product's code.
 type pod struct {
-	obj       *corev1.Pod
-	seq       int
-	owner     owner
-	daemon    bool
-	state     podState
-	node      *node
-	req       resources
-	affinity  nodeaffinity.RequiredNodeAffinity
-	nominated string // node or claim the solver planned the pod for
-	createdAt time.Duration
+	obj      *corev1.Pod
+	seq      int
+	owner    owner
+	daemon   bool
+	state    podState
+	node     *node
+	req      resources
+	affinity nodeaffinity.RequiredNodeAffinity
+	// nominated is the node or claim the solver planned the pod for, at nominatedAt.
+	nominated   string
+	nominatedAt time.Duration
+	createdAt   time.Duration
 	// busy counts the messages a queue worker is processing; a terminating
 	// worker leaves when it reaches zero.
 	busy int
@@ -312,15 +314,15 @@ func (s *Sim) firstFit(p *pod, cands []*node) *node {
 	return nil
 }
 
-// markUnschedulable sets the PodScheduled condition kube-scheduler writes and
-// hands the pod to the provisioner the first time.
+// markUnschedulable sets the PodScheduled condition kube-scheduler writes,
+// which starts the provisioning pod controller's loop for the pod.
 func (s *Sim) markUnschedulable(p *pod) {
 	if len(p.obj.Status.Conditions) == 0 {
 		p.obj.Status.Conditions = []corev1.PodCondition{{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 			LastTransitionTime: metav1.NewTime(s.clock.Now()),
 		}}
-		s.triggerProvisioning(p)
+		s.podController(p)
 	}
 }
 

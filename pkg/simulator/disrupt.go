@@ -74,7 +74,7 @@ func (s *Sim) checkEmpty(n *node) {
 
 func (s *Sim) hasNominations(name string) bool {
 	for _, p := range s.pending {
-		if p.state == podPending && p.nominated == name {
+		if p.state == podPending && s.heldTarget(p) == name {
 			return true
 		}
 	}

@@ -163,8 +163,9 @@ func (s *Sim) nodeGone(n *node) {
 	s.unnominate(n.name)
 }
 
-// unnominate hands the pods planned for a node that will not come back to
-// the provisioner again.
+// unnominate releases the pods planned for a node that will not come: they
+// are planned again at once, as the provisioner re-plans pods released from
+// a failed claim.
 func (s *Sim) unnominate(name string) {
 	for _, p := range s.pending {
 		if p.state == podPending && p.nominated == name {

@@ -18,10 +18,13 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/simulator/output"
 )
 
-// retryUnschedulable is how soon a pod that got no capacity asks again:
-// kube-scheduler retries an unschedulable pod within its 10s maximum backoff,
-// and each retry is a pod event that opens a new batch.
-const retryUnschedulable = 10 * time.Second
+// Timings of the provisioner's controllers (pkg/controllers/provisioning and
+// cmd/controller defaults): a pending pod is looked at again every 10s, and a
+// nomination keeps a pod out of new batches for a minute.
+const (
+	podRecheck    = 10 * time.Second
+	nominationTTL = time.Minute
+)
 
 // triggerProvisioning adds a provisionable pod to the batching window.
 func (s *Sim) triggerProvisioning(p *pod) {
@@ -32,13 +35,30 @@ func (s *Sim) triggerProvisioning(p *pod) {
 	s.armWindow()
 }
 
-// retryLater re-triggers p after kube-scheduler's backoff if it is still waiting.
-func (s *Sim) retryLater(p *pod) {
-	s.after(retryUnschedulable, func() {
-		if p.state == podPending && s.nodesByName[p.nominated] == nil {
-			s.triggerProvisioning(p)
-		}
-	})
+// podController plays the provisioning pod controller for one pod: while it
+// is pending and holds no nomination it triggers a batch, every podRecheck.
+func (s *Sim) podController(p *pod) {
+	if p.state != podPending {
+		return
+	}
+	if s.heldTarget(p) == "" {
+		s.triggerProvisioning(p)
+	}
+	s.after(podRecheck, func() { s.podController(p) })
+}
+
+// nominate records that the plan put p on target.
+func (s *Sim) nominate(p *pod, target string) {
+	p.nominated, p.nominatedAt = target, s.now
+}
+
+// heldTarget is the target of p's nomination while it holds (within
+// nominationTTL), or "".
+func (s *Sim) heldTarget(p *pod) string {
+	if p.nominated == "" || s.now-p.nominatedAt >= nominationTTL {
+		return ""
+	}
+	return p.nominated
 }
 
 // armWindow makes sure an event fires when the window may be due. The
@@ -79,13 +99,6 @@ func (s *Sim) provision() {
 			break
 		}
 	}
-	// The pod controller re-triggers every still-pending pod that holds no
-	// nomination every 10s.
-	for _, p := range s.pending {
-		if p.state == podPending && s.nodesByName[p.nominated] == nil {
-			s.retryLater(p)
-		}
-	}
 	s.kickBinder()
 }
 
@@ -102,11 +115,10 @@ func (s *Sim) provisionRound() bool {
 		if ok, _ := lifecycle.IsProvisionable(p.obj); !ok {
 			continue
 		}
-		if n := s.nodesByName[p.nominated]; n != nil && !n.deleting {
-			nominated[n.name] = append(nominated[n.name], p.obj)
+		if target := s.heldTarget(p); target != "" {
+			nominated[target] = append(nominated[target], p.obj)
 			continue
 		}
-		p.nominated = ""
 		pods = append(pods, p.obj)
 		byUID[p.obj.UID] = p
 	}
@@ -146,7 +158,7 @@ func (s *Sim) provisionRound() bool {
 	}
 	for _, nom := range plan.Nominations {
 		if p := byUID[nom.Pod.UID]; p != nil {
-			p.nominated = nom.Node
+			s.nominate(p, nom.Node)
 		}
 	}
 	for _, u := range plan.Unschedulable {
@@ -304,7 +316,7 @@ func (s *Sim) launch(cp *scheduling.ClaimPlan, byUID map[types.UID]*pod) (hadCap
 
 	for _, po := range cp.Pods {
 		if p := byUID[po.UID]; p != nil {
-			p.nominated = created.Name
+			s.nominate(p, created.Name)
 		}
 	}
 	// The world boots the instance BootDelay from now; make sure it is ticked then.

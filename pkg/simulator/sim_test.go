@@ -273,3 +273,17 @@ func BenchmarkSimulate10kPods(b *testing.B) {
 		}
 	}
 }
+
+// A boot slower than the one-minute nomination TTL sends the pods back to
+// the provisioner while their nodes still boot; the in-flight claims must
+// absorb them instead of a second launch.
+func TestSlowBootDoesNotLaunchTwice(t *testing.T) {
+	base := run(t, loadExample(t, scenarios.Default))
+	sc := loadExample(t, scenarios.Default)
+	sc.World.BootDelay.Duration = 90 * time.Second
+	slow := run(t, sc)
+	if len(slow.Launches) != len(base.Launches) {
+		t.Errorf("launches with a 90s boot = %d, with 40s = %d; the expired nominations launched again", len(slow.Launches), len(base.Launches))
+	}
+	reachedWithin(t, "first pod running", slow.FirstPodRunning, 92*time.Second, 95*time.Second)
+}
