@@ -205,13 +205,20 @@ func (w *World) fulfil(req *FleetRequest, ct string, target int, res *FleetResul
 	if quota > 0 {
 		usedVCPU = w.liveVCPU(ct)
 	}
+	// Overrides may share a pool (one type in two subnets of a zone) or a
+	// subnet (many types), so spare capacity and addresses are counted per
+	// pool and per subnet, not per candidate.
+	ipsLeft := map[*Subnet]int{}
+	for _, c := range cands {
+		ipsLeft[c.subnet] = c.subnet.FreeIPs
+	}
 	var plan []*candidate
 	units := 0.0
 	quotaHit := false
 	for units < float64(target) {
 		var live []*candidate
 		for _, c := range cands {
-			if c.spare > 0 && c.subnet.FreeIPs-c.used > 0 {
+			if c.spare > 0 && ipsLeft[c.subnet] > 0 {
 				live = append(live, c)
 			} else if c.spare <= 0 {
 				fail(c.idx, "InsufficientInstanceCapacity", insufficientMsg(c.pool.InstanceType, c.pool.Zone))
@@ -230,6 +237,12 @@ func (w *World) fulfil(req *FleetRequest, ct string, target int, res *FleetResul
 		usedVCPU += c.spec.VCPU
 		c.spare--
 		c.used++
+		ipsLeft[c.subnet]--
+		for _, o := range cands {
+			if o.pool == c.pool {
+				o.spare = c.spare
+			}
+		}
 		plan = append(plan, c)
 		units += c.weight
 	}

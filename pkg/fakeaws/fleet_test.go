@@ -254,3 +254,66 @@ func TestBootDelayAndUserData(t *testing.T) {
 		t.Fatalf("events %v", events)
 	}
 }
+
+// Two overrides naming the same pool (one type, two subnets of one zone)
+// must not sell the pool's last instance twice.
+func TestCreateFleetSharedPoolIsNotOversold(t *testing.T) {
+	e := newEnv(t)
+	lt := e.launchTemplate(t, "nodes", "x86_64", "")
+	second := e.world.AddSubnet(fakeaws.Subnet{Zone: "us-east-1a", CIDR: "10.0.200.0/24", FreeIPs: 100})
+	e.world.SetCapacity("m5.large", "us-east-1a", "on-demand", 1)
+	out, err := e.ec2.CreateFleet(e.ctx, &ec2.CreateFleetInput{
+		Type: ec2types.FleetTypeInstant,
+		LaunchTemplateConfigs: []ec2types.FleetLaunchTemplateConfigRequest{{
+			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateId: aws.String(lt), Version: aws.String("$Latest")},
+			Overrides: []ec2types.FleetLaunchTemplateOverridesRequest{
+				{InstanceType: "m5.large", SubnetId: aws.String(e.subnets(t)["us-east-1a"])},
+				{InstanceType: "m5.large", SubnetId: aws.String(second)},
+			},
+		}},
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: aws.Int32(2), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeOnDemand},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(launched(out)); n != 1 {
+		t.Fatalf("launched %d from a pool of 1", n)
+	}
+	for _, p := range e.world.Pools() {
+		if p.Spare < 0 {
+			t.Fatalf("pool %v oversold: spare %d", p.PoolKey, p.Spare)
+		}
+	}
+}
+
+func TestCreateFleetSubnetOutOfAddresses(t *testing.T) {
+	e := newEnv(t)
+	lt := e.launchTemplate(t, "nodes", "x86_64", "")
+	sn := e.subnets(t)["us-east-1a"]
+	e.world.SetSubnetFreeIPs(sn, 2)
+	out, err := e.ec2.CreateFleet(e.ctx, &ec2.CreateFleetInput{
+		Type: ec2types.FleetTypeInstant,
+		LaunchTemplateConfigs: []ec2types.FleetLaunchTemplateConfigRequest{{
+			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateId: aws.String(lt), Version: aws.String("$Latest")},
+			Overrides: []ec2types.FleetLaunchTemplateOverridesRequest{
+				{InstanceType: "m5.large", SubnetId: aws.String(sn)},
+				{InstanceType: "c5.large", SubnetId: aws.String(sn)},
+			},
+		}},
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: aws.Int32(3), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeOnDemand},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(launched(out)); n != 2 {
+		t.Fatalf("launched %d into a subnet with 2 free addresses", n)
+	}
+	if len(out.Errors) == 0 || aws.ToString(out.Errors[0].ErrorCode) != "InsufficientFreeAddressesInSubnet" {
+		t.Fatalf("errors %+v", out.Errors)
+	}
+	for _, s := range e.world.Subnets() {
+		if s.ID == sn && s.FreeIPs != 0 {
+			t.Fatalf("subnet has %d free addresses left, want 0", s.FreeIPs)
+		}
+	}
+}
