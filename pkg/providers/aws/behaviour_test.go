@@ -1,8 +1,11 @@
 package aws
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/clock"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
@@ -623,5 +627,77 @@ func TestLastAttemptIsOnDemand(t *testing.T) {
 		if got := string(calls[i].TargetCapacitySpecification.DefaultTargetCapacityType); got != want {
 			t.Errorf("call %d asked for %s, want %s", i, got, want)
 		}
+	}
+}
+
+func TestLaunchTemplateContent(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	nc := defaultNodeClass()
+	size := resource.MustParse("100Gi")
+	iops := int64(4000)
+	nc.Spec.BlockDeviceMappings = []awsv1.BlockDeviceMapping{{DeviceName: aws.String("/dev/xvda"), RootVolume: true,
+		EBS: &awsv1.BlockDevice{VolumeSize: &size, VolumeType: aws.String("gp3"), IOPS: &iops, Encrypted: aws.Bool(true)}}}
+	e.addNodeClass(nc)
+	got := e.create(newClaim("c1", reqIn(corev1.LabelInstanceTypeStable, "m5.large")))
+	lts := e.world.LaunchTemplates()
+	if len(lts) != 1 {
+		t.Fatalf("templates = %d, want 1", len(lts))
+	}
+	lt := lts[0]
+	want := map[string]string{
+		"MetadataOptions.HttpTokens":              "required",
+		"MetadataOptions.HttpPutResponseHopLimit": "1",
+		"MetadataOptions.HttpEndpoint":            "enabled",
+		"IamInstanceProfile.Name":                 ManagedInstanceProfileName(testCluster, "NodeRole"),
+		"BlockDeviceMapping.1.DeviceName":         "/dev/xvda",
+		"BlockDeviceMapping.1.Ebs.VolumeSize":     "100",
+		"BlockDeviceMapping.1.Ebs.Iops":           "4000",
+		"BlockDeviceMapping.1.Ebs.Encrypted":      "true",
+	}
+	for k, v := range want {
+		if lt.Data[k] != v {
+			t.Errorf("template %s = %q, want %q", k, lt.Data[k], v)
+		}
+	}
+	if lt.ImageID != got.Status.ImageID || len(lt.SecurityGroupIDs) != 1 || !strings.HasPrefix(lt.Name, "nodesmith/") {
+		t.Errorf("template image %s sgs %v name %s", lt.ImageID, lt.SecurityGroupIDs, lt.Name)
+	}
+	// The root volume size is the node's ephemeral storage.
+	if eph := got.Status.Capacity[corev1.ResourceEphemeralStorage]; eph.Cmp(size) != 0 {
+		t.Errorf("ephemeral-storage capacity = %s, want %s", eph.String(), size.String())
+	}
+}
+
+// denyCreateFleet answers CreateFleet as EC2 does when the instance profile
+// cannot be passed.
+func denyCreateFleet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), "Action=CreateFleet") {
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this operation.</Message></Error></Errors><RequestID>r-1</RequestID></Response>`)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func TestUnauthorizedCarriesTheHint(t *testing.T) {
+	e := newEnv(t, envOpts{wrap: denyCreateFleet})
+	_, err := e.p.Create(e.ctx, newClaim("c1"))
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, s := range []string{"UnauthorizedOperation", "instance profile", "iam:PassRole"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error lacks %q: %v", s, err)
+		}
+	}
+	if cloudprovider.IsInsufficientCapacity(err) || cloudprovider.IsNodeClassNotReady(err) {
+		t.Errorf("an authorization error was classed as capacity or node class: %v", err)
+	}
+	if got := e.world.Stats()["CreateFleet"]; got != 0 {
+		t.Errorf("the fake saw %d CreateFleet calls, want 0", got)
 	}
 }

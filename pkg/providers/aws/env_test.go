@@ -2,6 +2,7 @@ package aws
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -55,6 +56,7 @@ type envOpts struct {
 	provider func(*Options)
 	clock    clock.Clock // nil: the fake clock
 	world    func(*fakeaws.Options)
+	wrap     func(http.Handler) http.Handler // intercepts the wire
 }
 
 func snapshotSpecs(t testing.TB, names []string) []catalog.Spec {
@@ -112,7 +114,11 @@ func newEnv(t testing.TB, o envOpts) *env {
 		o.world(&wo)
 	}
 	e.world = fakeaws.NewWorld(wo)
-	srv := httptest.NewServer(fakeaws.NewServer(e.world))
+	var h http.Handler = fakeaws.NewServer(e.world)
+	if o.wrap != nil {
+		h = o.wrap(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	cfg := aws.Config{
 		Region:      "us-east-1",
