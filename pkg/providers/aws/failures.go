@@ -1,0 +1,123 @@
+package aws
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/providers/aws/plan"
+)
+
+// markFailures records the fleet's capacity errors in the ICE cache. retry
+// says a new attempt may succeed (something was marked, or a template was
+// recreated); fatal is an error no other offering fixes. A quota error is
+// fatal only when nothing else is left to try (a spot quota does not stop
+// on-demand); an authorization error always is.
+func (p *Provider) markFailures(pl plan.Plan, errs []ec2types.CreateFleetError) (retry bool, fatal error) {
+	zoneOf := map[string]string{}
+	for _, o := range pl.Options {
+		zoneOf[o.SubnetID] = o.Zone
+	}
+	var unauthorized, quota error
+	for _, e := range errs {
+		code, msg := aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage)
+		ct := pl.CapacityType
+		if e.Lifecycle != "" {
+			ct = lifecycleCapacityType(e.Lifecycle)
+		}
+		switch {
+		case code == codeSpotQuota:
+			// The account cannot run more spot at all: stop trying spot for a while.
+			p.ice.MarkCapacityTypeUnavailable(nsv1.CapacityTypeSpot, code)
+			retry = true
+		case code == codeLaunchTemplateNotFound || code == codeLaunchTemplateIDGone:
+			if ov := e.LaunchTemplateAndOverrides; ov != nil && ov.LaunchTemplateSpecification != nil {
+				p.forgetLaunchTemplate(aws.ToString(ov.LaunchTemplateSpecification.LaunchTemplateName))
+			} else {
+				p.forgetLaunchTemplates()
+			}
+			retry = true
+		case code == codeNoFreeAddresses:
+			// The subnet is full, not the pool: another subnet in the zone may do.
+			if ov := e.LaunchTemplateAndOverrides; ov != nil && ov.Overrides != nil {
+				p.markSubnetFull(aws.ToString(ov.Overrides.SubnetId))
+			}
+			retry = true
+		case Classify(code) == KindCapacity:
+			if ov := e.LaunchTemplateAndOverrides; ov != nil && ov.Overrides != nil && ov.Overrides.InstanceType != "" {
+				zone := aws.ToString(ov.Overrides.AvailabilityZone)
+				if zone == "" {
+					zone = zoneOf[aws.ToString(ov.Overrides.SubnetId)]
+				}
+				p.ice.MarkUnavailable(string(ov.Overrides.InstanceType), zone, ct, code)
+			} else if ct == pl.CapacityType {
+				// Not tied to one override: the fleet tried them all, except
+				// where the subnet, not the pool, was the problem.
+				full := fullSubnetsIn(errs)
+				for _, o := range pl.Options {
+					if !full[o.SubnetID] {
+						p.ice.MarkUnavailable(o.InstanceType.Name, o.Zone, ct, code)
+					}
+				}
+			}
+			retry = true
+		case Classify(code) == KindUnauthorized:
+			unauthorized = fmt.Errorf("%s: %s (%s)", code, msg, hintUnauthorized)
+		case Classify(code) == KindQuota:
+			quota = fmt.Errorf("%s: %s (request a higher EC2 quota or lower the pool's limits)", code, msg)
+		}
+	}
+	switch {
+	case unauthorized != nil:
+		return false, unauthorized
+	case retry:
+		return true, nil
+	default:
+		return false, quota
+	}
+}
+
+func lifecycleCapacityType(l ec2types.InstanceLifecycle) string {
+	if l == ec2types.InstanceLifecycleSpot {
+		return nsv1.CapacityTypeSpot
+	}
+	return nsv1.CapacityTypeOnDemand
+}
+
+func overrideName(ov *ec2types.LaunchTemplateAndOverridesResponse) string {
+	if ov == nil || ov.Overrides == nil {
+		return "all options"
+	}
+	return string(ov.Overrides.InstanceType) + "/" + aws.ToString(ov.Overrides.SubnetId)
+}
+
+func failureText(failures []string) string {
+	if len(failures) == 0 {
+		return ""
+	}
+	const max = 8
+	if len(failures) > max {
+		failures = append(failures[:max:max], fmt.Sprintf("and %d more", len(failures)-max))
+	}
+	return " (" + strings.Join(failures, "; ") + ")"
+}
+
+func withFailures(err error, failures []string) error {
+	if len(failures) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w%s", err, failureText(failures))
+}
+
+func fullSubnetsIn(errs []ec2types.CreateFleetError) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range errs {
+		if aws.ToString(e.ErrorCode) == codeNoFreeAddresses && e.LaunchTemplateAndOverrides != nil && e.LaunchTemplateAndOverrides.Overrides != nil {
+			out[aws.ToString(e.LaunchTemplateAndOverrides.Overrides.SubnetId)] = true
+		}
+	}
+	return out
+}
