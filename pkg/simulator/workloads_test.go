@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +87,24 @@ func TestJobsDeploymentsAndPriceChange(t *testing.T) {
 	}
 	if res.QueueEmpty.String() != "n/a" {
 		t.Errorf("queue empty = %s, want n/a without queues", res.QueueEmpty)
+	}
+}
+
+func TestPoolOverrideWithoutSpotCapacity(t *testing.T) {
+	yaml := strings.Replace(jobsAndPrices, "world: {clusterName: t, zones: [us-east-1a]}",
+		"world: {clusterName: t, zones: [us-east-1a], pools: [{instanceType: m6i.xlarge, capacityType: spot, capacity: 0}]}", 1)
+	yaml = strings.Replace(yaml, "values: [spot]}", "values: [spot, on-demand]}", 1)
+	sc, err := scenario.Parse([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, sc)
+	if len(res.Launches) == 0 {
+		t.Fatal("nothing launched")
+	}
+	for _, l := range res.Launches {
+		if l.CapacityType != "on-demand" {
+			t.Errorf("%s launched %s in a world without m6i.xlarge spot capacity", l.NodeClaim, l.CapacityType)
+		}
 	}
 }
