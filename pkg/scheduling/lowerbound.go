@@ -64,7 +64,11 @@ func CostLowerBound(types []*catalog.InstanceType, cpuMilli, memBytes int64) flo
 //	min Σ_t price_t·y_t  s.t.  Σ_t z_kt = n_k,  Σ_k req_rk·z_kt ≤ alloc_rt·y_t (r ∈ cpu, memory, pods),
 //	z_kt = 0 where one pod of class k does not fit type t
 //
-// (classes k: pods with equal cpu and memory requests). CostLowerBound's
+// (classes k: pods with equal cpu and memory requests), strengthened where
+// it matters most: on types that hold at most wholeFillPods pods, a node's
+// fill is a whole number of pods of each class (a configuration LP), since
+// fractions of a pod flatter a 2-vCPU node far more than a 64-vCPU one.
+// CostLowerBound's
 // relaxation can buy the cpu of a 0.5 GiB burstable type and the memory of
 // a memory-optimised type separately, which no pod can use; this one
 // cannot. It is solved by cutting planes on the dual (max Σ n_k·u_k, pod
@@ -72,13 +76,25 @@ func CostLowerBound(types []*catalog.InstanceType, cpuMilli, memBytes int64) flo
 // scaled down by its worst violation, is dual feasible, so the value
 // returned is a valid bound even when the iteration cap stops it early.
 func PackingLowerBound(types []*catalog.InstanceType, pods []*corev1.Pod) float64 {
+	lb, _ := packingLP(types, pods)
+	return lb
+}
+
+// lpPattern is one fractional node fill of the packing LP's solution.
+type lpPattern struct {
+	t     *boundType
+	w     []float64 // pods per class on one node
+	nodes float64
+}
+
+func packingLP(types []*catalog.InstanceType, pods []*corev1.Pod) (float64, []lpPattern) {
 	cls := boundClasses(pods)
 	if len(cls) == 0 {
-		return 0
+		return 0, nil
 	}
 	tys := boundTypes(types, cls)
 	if len(tys) == 0 {
-		return math.Inf(1)
+		return math.Inf(1), nil
 	}
 	nk := len(cls)
 	count := make([]float64, nk)
@@ -88,30 +104,33 @@ func PackingLowerBound(types []*catalog.InstanceType, pods []*corev1.Pod) float6
 	// Start with each class's cheapest homogeneous fill as a cut.
 	var cutA [][]float64
 	var cutB []float64
-	addCut := func(w []float64, price float64) {
+	var cutP []lpPattern
+	addCut := func(t *boundType, w []float64) {
 		r := make([]float64, nk)
 		for k := range w {
-			r[k] = w[k] / price // normalised so the right-hand side is 1
+			r[k] = w[k] / t.price // normalised so the right-hand side is 1
 		}
 		cutA, cutB = append(cutA, r), append(cutB, 1)
+		cutP = append(cutP, lpPattern{t: t, w: w})
 	}
 	for k := range cls {
 		best, bestW := math.Inf(1), 0.0
+		var bestT *boundType
 		for _, t := range tys {
 			if !t.fits[k] {
 				continue
 			}
 			w := t.homogeneous(cls[k])
 			if t.price/w < best {
-				best, bestW = t.price/w, w
+				best, bestW, bestT = t.price/w, w, t
 			}
 		}
-		if math.IsInf(best, 1) {
-			return math.Inf(1) // a pod fits no type: no plan exists
+		if bestT == nil {
+			return math.Inf(1), nil // a pod fits no type: no plan exists
 		}
 		w := make([]float64, nk)
 		w[k] = bestW
-		addCut(w, bestW*best)
+		addCut(bestT, w)
 	}
 	// The aggregate cpu+memory LP is a relaxation of this one, hence also
 	// a bound; it covers the iteration cap on near-proportional catalogs,
@@ -131,7 +150,7 @@ func PackingLowerBound(types []*catalog.InstanceType, pods []*corev1.Pod) float6
 		type viol struct {
 			ratio float64
 			w     []float64
-			price float64
+			t     *boundType
 		}
 		var worst []viol
 		theta := 0.0
@@ -140,7 +159,7 @@ func PackingLowerBound(types []*catalog.InstanceType, pods []*corev1.Pod) float6
 			r := v / t.price
 			theta = math.Max(theta, r)
 			if r > 1+1e-9 {
-				worst = append(worst, viol{r, w, t.price})
+				worst = append(worst, viol{r, w, t})
 			}
 		}
 		if theta > 0 {
@@ -151,10 +170,20 @@ func PackingLowerBound(types []*catalog.InstanceType, pods []*corev1.Pod) float6
 		}
 		sort.Slice(worst, func(i, j int) bool { return worst[i].ratio > worst[j].ratio })
 		for _, v := range worst[:min(len(worst), 12)] {
-			addCut(v.w, v.price)
+			addCut(v.t, v.w)
 		}
 	}
-	return lb
+	// The master's row duals are the node counts (× price) of each fill.
+	_, _, y := simplexMaxDual(count, cutA, cutB)
+	var pats []lpPattern
+	for i, yi := range y {
+		if yi > 1e-12 {
+			p := cutP[i]
+			p.nodes = yi / p.t.price
+			pats = append(pats, p)
+		}
+	}
+	return lb, pats
 }
 
 type boundClass struct {
@@ -180,11 +209,14 @@ func boundClasses(pods []*corev1.Pod) []boundClass {
 }
 
 type boundType struct {
+	whole                 bool // fills are searched in whole pods
+	name                  string
 	cpu, mem, pods, price float64
 	fits                  []bool
 }
 
-// homogeneous is how many (fractional) pods of c fill the type.
+// homogeneous is how many pods of c fill the type (whole pods when the
+// type's fills are searched in whole pods).
 func (t *boundType) homogeneous(c boundClass) float64 {
 	w := t.pods
 	if c.cpu > 0 {
@@ -193,12 +225,18 @@ func (t *boundType) homogeneous(c boundClass) float64 {
 	if c.mem > 0 {
 		w = math.Min(w, t.mem/c.mem)
 	}
+	if t.whole {
+		w = math.Floor(w)
+	}
 	return w
 }
 
 // bestFill solves max u·w s.t. the fill w of fitting classes stays within
 // the type's cpu, memory and pods.
 func (t *boundType) bestFill(cls []boundClass, u []float64) ([]float64, float64) {
+	if t.whole {
+		return t.bestWholeFill(cls, u)
+	}
 	var cols []int
 	for k := range cls {
 		if t.fits[k] && u[k] > 0 {
@@ -239,7 +277,7 @@ func boundTypes(types []*catalog.InstanceType, cls []boundClass) []*boundType {
 		}
 		a := it.Allocatable()
 		c, m, p := a[corev1.ResourceCPU], a[corev1.ResourceMemory], a[corev1.ResourcePods]
-		t := &boundType{cpu: float64(c.MilliValue()), mem: float64(m.Value()), pods: float64(p.Value()), price: o.Price, fits: make([]bool, len(cls))}
+		t := &boundType{name: it.Name, cpu: float64(c.MilliValue()), mem: float64(m.Value()), pods: float64(p.Value()), price: o.Price, fits: make([]bool, len(cls))}
 		if t.cpu <= 0 || t.mem <= 0 || t.pods < 1 {
 			continue
 		}
@@ -248,12 +286,22 @@ func boundTypes(types []*catalog.InstanceType, cls []boundClass) []*boundType {
 			t.fits[k] = cl.cpu <= t.cpu && cl.mem <= t.mem
 			any = any || t.fits[k]
 		}
-		if any {
-			all = append(all, t)
+		if !any {
+			continue
 		}
+		// Few pods fit: fills are searched in whole pods, which is exact
+		// where fractions would flatter the type most.
+		t.whole = t.maxPods(cls) <= wholeFillPods
+		all = append(all, t)
 	}
 	dominated := func(t, o *boundType) bool {
-		if o.cpu/o.price < t.cpu/t.price || o.mem/o.price < t.mem/t.price || o.pods/o.price < t.pods/t.price {
+		if o.whole {
+			// Whole-pod fills of t need not scale into o: o must hold
+			// all of t for no more money.
+			if o.cpu < t.cpu || o.mem < t.mem || o.pods < t.pods || o.price > t.price {
+				return false
+			}
+		} else if o.cpu/o.price < t.cpu/t.price || o.mem/o.price < t.mem/t.price || o.pods/o.price < t.pods/t.price {
 			return false
 		}
 		for k := range t.fits {
@@ -278,4 +326,86 @@ func boundTypes(types []*catalog.InstanceType, cls []boundClass) []*boundType {
 		}
 	}
 	return out
+}
+
+// wholeFillPods is the most pods a type may hold for its fills to be
+// searched in whole pods (a branch and bound that grows with the count).
+const wholeFillPods = 24
+
+// maxPods is the most pods of the fitting classes one node holds.
+func (t *boundType) maxPods(cls []boundClass) float64 {
+	minCPU, minMem := math.Inf(1), math.Inf(1)
+	for k, c := range cls {
+		if t.fits[k] {
+			minCPU, minMem = math.Min(minCPU, c.cpu), math.Min(minMem, c.mem)
+		}
+	}
+	n := t.pods
+	if minCPU > 0 {
+		n = math.Min(n, math.Floor(t.cpu/minCPU))
+	}
+	if minMem > 0 {
+		n = math.Min(n, math.Floor(t.mem/minMem))
+	}
+	return n
+}
+
+// bestWholeFill finds the most valuable fill in whole pods by depth-first
+// search over classes, pruned by a per-dimension value-density bound.
+func (t *boundType) bestWholeFill(cls []boundClass, u []float64) ([]float64, float64) {
+	var ks []int
+	for k := range cls {
+		if t.fits[k] && u[k] > 0 {
+			ks = append(ks, k)
+		}
+	}
+	// Densest value per cpu first, so good fills are found early.
+	sort.Slice(ks, func(i, j int) bool {
+		return u[ks[i]]/math.Max(cls[ks[i]].cpu, 1) > u[ks[j]]/math.Max(cls[ks[j]].cpu, 1)
+	})
+	// suffix[i]: the best value per unit of cpu, memory and pod among ks[i:].
+	type dens struct{ c, m, p float64 }
+	suffix := make([]dens, len(ks)+1)
+	for i := len(ks) - 1; i >= 0; i-- {
+		k := ks[i]
+		d := suffix[i+1]
+		d.c = math.Max(d.c, u[k]/math.Max(cls[k].cpu, 1e-9))
+		d.m = math.Max(d.m, u[k]/math.Max(cls[k].mem, 1e-9))
+		d.p = math.Max(d.p, u[k])
+		suffix[i] = d
+	}
+	cur := make([]float64, len(cls))
+	best := make([]float64, len(cls))
+	bestV := 0.0
+	var rec func(i int, c, m, p, v float64)
+	rec = func(i int, c, m, p, v float64) {
+		if v > bestV {
+			bestV = v
+			copy(best, cur)
+		}
+		if i == len(ks) {
+			return
+		}
+		d := suffix[i]
+		bound := math.Min(d.c*(t.cpu-c), math.Min(d.m*(t.mem-m), d.p*(t.pods-p)))
+		if v+bound <= bestV*(1+1e-12) {
+			return
+		}
+		k := ks[i]
+		cl := cls[k]
+		most := t.pods - p
+		if cl.cpu > 0 {
+			most = math.Min(most, math.Floor((t.cpu-c)/cl.cpu))
+		}
+		if cl.mem > 0 {
+			most = math.Min(most, math.Floor((t.mem-m)/cl.mem))
+		}
+		for n := most; n >= 0; n-- {
+			cur[k] = n
+			rec(i+1, c+n*cl.cpu, m+n*cl.mem, p+n, v+n*u[k])
+		}
+		cur[k] = 0
+	}
+	rec(0, 0, 0, 0, 0)
+	return best, bestV
 }

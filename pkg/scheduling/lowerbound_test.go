@@ -171,7 +171,7 @@ func TestLowerBoundsNeverExceedTheOptimum(t *testing.T) {
 	cpus := []int64{250, 500, 1000, 1500}
 	mems := []int64{128, 256, 512, 1024, 2048, 3072}
 	tight := 0
-	for i := 0; i < 150; i++ {
+	for i := 0; i < 300; i++ {
 		var types []*catalog.InstanceType
 		for j := 0; j < 2+r.Intn(3); j++ {
 			price := 0.01 + r.Float64()
@@ -179,7 +179,9 @@ func TestLowerBoundsNeverExceedTheOptimum(t *testing.T) {
 			if r.Intn(2) == 0 {
 				spot = price * (0.2 + 0.6*r.Float64())
 			}
-			types = append(types, lbType(fmt.Sprintf("t%d", j), []int64{1000, 2000, 4000}[r.Intn(3)], []int64{512, 1024, 4096, 8192}[r.Intn(4)], []int64{2, 4, 8}[r.Intn(3)], price, spot))
+			// Large types (more than wholeFillPods pods fit) take the
+			// fractional fills, small ones the whole-pod search.
+			types = append(types, lbType(fmt.Sprintf("t%d", j), []int64{1000, 2000, 4000, 16000}[r.Intn(4)], []int64{512, 1024, 4096, 8192, 32768}[r.Intn(5)], []int64{2, 4, 8, 110}[r.Intn(4)], price, spot))
 		}
 		var pods []*corev1.Pod
 		for j := 0; j < 1+r.Intn(6); j++ {
@@ -206,8 +208,57 @@ func TestLowerBoundsNeverExceedTheOptimum(t *testing.T) {
 			tight++
 		}
 	}
-	t.Logf("packing bound met the optimum in %d of 150 instances", tight)
+	t.Logf("packing bound met the optimum in %d of 300 instances", tight)
 	if tight == 0 {
 		t.Error("the packing bound never met the optimum: it is suspiciously weak")
+	}
+}
+
+// TestPackingLPSolution checks the LP's primal side on the real catalog:
+// the fills it ends with hold every pod, each fits its type, and their cost
+// equals the bound (strong duality), so the bound is the LP's optimum and
+// not an artefact of the dual iteration.
+func TestPackingLPSolution(t *testing.T) {
+	cat, err := catalog.Load(catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := plainPods(1000, 42)
+	lb, pats := packingLP(cat.Types(), pods)
+	cls := boundClasses(pods)
+	covered := make([]float64, len(cls))
+	cost := 0.0
+	for _, p := range pats {
+		var c, m, n float64
+		for k, w := range p.w {
+			covered[k] += w * p.nodes
+			c, m, n = c+w*cls[k].cpu, m+w*cls[k].mem, n+w
+			if w > 1e-9 && !p.t.fits[k] {
+				t.Errorf("%s holds a class that does not fit it", p.t.name)
+			}
+		}
+		if c > p.t.cpu*(1+1e-9) || m > p.t.mem*(1+1e-9) || n > p.t.pods*(1+1e-9) {
+			t.Errorf("%s fill (%.0fm, %.0f bytes, %.2f pods) exceeds it", p.t.name, c, m, n)
+		}
+		if p.t.whole {
+			for _, w := range p.w {
+				if math.Abs(w-math.Round(w)) > 1e-9 {
+					t.Errorf("%s takes whole pods but its fill has %.3f", p.t.name, w)
+				}
+			}
+		}
+		cost += p.nodes * p.t.price
+	}
+	for k, c := range cls {
+		if covered[k] < c.n*(1-1e-6) {
+			t.Errorf("class %.0fm/%.0f bytes: %.2f of %.0f pods covered", c.cpu, c.mem, covered[k], c.n)
+		}
+	}
+	if math.Abs(cost-lb) > 1e-6*lb {
+		t.Errorf("fills cost %.6f, bound %.6f: the LP did not converge", cost, lb)
+	}
+	cpu, mem := totalRequests(pods)
+	if agg := CostLowerBound(cat.Types(), cpu, mem); lb < agg*1.5 {
+		t.Errorf("packing bound %.3f not clearly above the aggregate %.3f on the real catalog", lb, agg)
 	}
 }

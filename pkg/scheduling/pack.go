@@ -355,13 +355,7 @@ func (s *solver) fill(b *bin, items []*item, capToCur bool) {
 				dead[i] = true
 				continue
 			}
-			score := 0.0
-			for d, r := range it.c.req {
-				if alloc[d] > 0 && r > 0 {
-					a := float64(alloc[d])
-					score += float64(r) / a * float64(alloc[d]-b.used[d]) / a
-				}
-			}
+			score := fillScore(it, b.used, alloc)
 			if score > bestScore {
 				best, bestScore = i, score
 			}

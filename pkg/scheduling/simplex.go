@@ -9,6 +9,13 @@ import "math"
 // unbounded. Entering columns follow Dantzig's rule, switching to Bland's
 // rule (which cannot cycle) after many pivots.
 func simplexMax(c []float64, a [][]float64, b []float64) ([]float64, float64) {
+	x, v, _ := simplexMaxDual(c, a, b)
+	return x, v
+}
+
+// simplexMaxDual is simplexMax that also returns the optimal dual values
+// of the rows.
+func simplexMaxDual(c []float64, a [][]float64, b []float64) ([]float64, float64, []float64) {
 	const eps = 1e-12
 	m, n := len(a), len(c)
 	w := n + m + 1 // columns: x, slacks, right-hand side
@@ -51,7 +58,7 @@ func simplexMax(c []float64, a [][]float64, b []float64) ([]float64, float64) {
 			}
 		}
 		if leave < 0 {
-			return nil, math.Inf(1)
+			return nil, math.Inf(1), nil
 		}
 		pr := row(leave)
 		pv := pr[enter]
@@ -83,5 +90,9 @@ func simplexMax(c []float64, a [][]float64, b []float64) ([]float64, float64) {
 	for j := range x {
 		val += c[j] * x[j]
 	}
-	return x, val
+	dual := make([]float64, m)
+	for i := range dual {
+		dual[i] = math.Max(0, z[n+i])
+	}
+	return x, val, dual
 }

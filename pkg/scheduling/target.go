@@ -119,6 +119,14 @@ func (s *solver) chooseByValue(p *pool, anchor *item, items []*item, last *targe
 			return last.target
 		}
 	}
+	best, _, bestUse := s.bestTarget(p, anchor, items)
+	*last = targetChoice{anchor: anchor, target: best, use: bestUse}
+	return best
+}
+
+// bestTarget simulates the anchor's candidate types and returns the best,
+// its worth per dollar and the pods per item of its simulated fill.
+func (s *solver) bestTarget(p *pool, anchor *item, items []*item) (int, float64, []int64) {
 	for _, it := range items {
 		s.worth(p, it)
 	}
@@ -155,8 +163,7 @@ func (s *solver) chooseByValue(p *pool, anchor *item, items []*item, last *targe
 			bestUse = append(bestUse[:0], use...)
 		}
 	}
-	*last = targetChoice{anchor: anchor, target: best, use: bestUse}
-	return best
+	return best, bestEff, bestUse
 }
 
 // withinLimits reports whether one node of pt fits the pool's headroom.
@@ -206,13 +213,7 @@ func (s *solver) simulate(pt *poolType, ti int, anchor *item, items []*item, cnt
 				cnt[i] = 0
 				continue
 			}
-			score := 0.0
-			for d, r := range it.c.req {
-				if alloc[d] > 0 && r > 0 {
-					a := float64(alloc[d])
-					score += float64(r) / a * float64(alloc[d]-used[d]) / a
-				}
-			}
+			score := fillScore(it, used, alloc)
 			if score > bestScore {
 				best, bestScore = i, score
 			}
@@ -235,4 +236,18 @@ func (s *solver) simulate(pt *poolType, ti int, anchor *item, items []*item, cnt
 		use[best] += k
 		value += float64(k) * it.worth
 	}
+}
+
+// fillScore ranks a pod of it for a bin with used of alloc taken: the dot
+// product of its normalised request with the free capacity, so the pod that
+// best matches what is left goes first and cpu and memory fill together.
+func fillScore(it *item, used, alloc vec) float64 {
+	score := 0.0
+	for d, r := range it.c.req {
+		if alloc[d] > 0 && r > 0 {
+			a := float64(alloc[d])
+			score += float64(r) / a * float64(alloc[d]-used[d]) / a
+		}
+	}
+	return score
 }
