@@ -152,7 +152,7 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 		custom = *nc.Spec.UserData
 	}
 	ud, err := userdata.Render(userdata.Options{
-		Family: res.Family, ClusterName: p.cluster.Name, Endpoint: p.cluster.Endpoint, CABundle: p.cluster.CABundle,
+		Family: res.Family, ClusterName: p.cluster.Name, Endpoint: p.cluster.Endpoint, CABundle: p.cluster.CABundle, ServiceCIDR: p.cluster.ServiceCIDR,
 		Labels: nodeLabels(claim, pl.CapacityType), Taints: nodeTaints(claim), Kubelet: nc.Spec.Kubelet, Custom: custom,
 	})
 	if err != nil {

@@ -22,6 +22,8 @@ type Cluster struct {
 	Endpoint string
 	// CABundle is the cluster CA, base64-encoded PEM.
 	CABundle string
+	// ServiceCIDR is the cluster's service CIDR, for nodeadm; optional.
+	ServiceCIDR string
 }
 
 // Options tune the provider. Zero values get the defaults noted per field.

@@ -34,6 +34,8 @@ type clusterDetails struct {
 	Name                 string `json:"name"`
 	APIServerEndpoint    string `json:"apiServerEndpoint"`
 	CertificateAuthority string `json:"certificateAuthority"`
+	// CIDR is the service CIDR; nodeadm derives the cluster DNS address from it.
+	CIDR string `json:"cidr,omitempty"`
 }
 
 type kubeletOptions struct {
@@ -46,7 +48,7 @@ func renderAL2023(o Options) (string, error) {
 		APIVersion: "node.eks.aws/v1alpha1",
 		Kind:       "NodeConfig",
 		Spec: nodeConfigSpec{
-			Cluster: &clusterDetails{Name: o.ClusterName, APIServerEndpoint: o.Endpoint, CertificateAuthority: o.CABundle},
+			Cluster: &clusterDetails{Name: o.ClusterName, APIServerEndpoint: o.Endpoint, CertificateAuthority: o.CABundle, CIDR: o.ServiceCIDR},
 			Kubelet: &kubeletOptions{Config: kubeletConfig(o), Flags: kubeletFlags(o)},
 		},
 	}

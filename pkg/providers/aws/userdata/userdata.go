@@ -25,6 +25,8 @@ type Options struct {
 	Endpoint string
 	// CABundle is the cluster CA, base64-encoded PEM (as EKS reports it).
 	CABundle string
+	// ServiceCIDR of the cluster (AL2023: the cluster DNS address comes from it); optional.
+	ServiceCIDR string
 	// Labels and Taints the kubelet registers the node with.
 	Labels map[string]string
 	Taints []corev1.Taint

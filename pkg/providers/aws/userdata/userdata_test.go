@@ -25,11 +25,11 @@ func TestRenderParseRoundTrip(t *testing.T) {
 	}{
 		{
 			name: "al2023",
-			opts: Options{Family: FamilyAL2023, ClusterName: "c1", Endpoint: "https://api", CABundle: "Q0E=", Labels: labels, Taints: taints,
+			opts: Options{Family: FamilyAL2023, ClusterName: "c1", Endpoint: "https://api", CABundle: "Q0E=", ServiceCIDR: "10.100.0.0/16", Labels: labels, Taints: taints,
 				Kubelet: &awsv1.KubeletConfiguration{MaxPods: &maxPods}},
 			contains: []string{"apiVersion: node.eks.aws/v1alpha1", "kind: NodeConfig", "name: c1", "apiServerEndpoint: https://api",
 				"--node-labels=nodesmith.sh/capacity-type=spot,nodesmith.sh/nodepool=default,team=a",
-				"--register-with-taints=gpu=true:NoSchedule,nodesmith.sh/unregistered:NoExecute", "maxPods: 42", "Content-Type: application/node.eks.aws"},
+				"--register-with-taints=gpu=true:NoSchedule,nodesmith.sh/unregistered:NoExecute", "maxPods: 42", "Content-Type: application/node.eks.aws", "cidr: 10.100.0.0/16", "certificateAuthority: Q0E="},
 		},
 		{
 			name:     "al2023 with custom shell script",
