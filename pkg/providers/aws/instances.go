@@ -64,10 +64,22 @@ func toInstance(in ec2types.Instance) Instance {
 
 // Instances lists this cluster's live instances.
 func (p *Provider) Instances(ctx context.Context) ([]Instance, error) {
-	pg := ec2.NewDescribeInstancesPaginator(p.ec2, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+	return p.instances(ctx)
+}
+
+// FindByClaim returns the live instances tagged for a claim: a launch
+// controller that restarted mid-Create can link what it already launched
+// instead of launching again (a batched launch is tagged just after it).
+func (p *Provider) FindByClaim(ctx context.Context, claimName string) ([]Instance, error) {
+	return p.instances(ctx, ec2types.Filter{Name: aws.String("tag:" + awsv1.TagNodeClaim), Values: []string{claimName}})
+}
+
+func (p *Provider) instances(ctx context.Context, extra ...ec2types.Filter) ([]Instance, error) {
+	filters := append([]ec2types.Filter{
 		{Name: aws.String("tag:" + awsv1.TagCluster), Values: []string{p.cluster.Name}},
 		{Name: aws.String("instance-state-name"), Values: liveStates},
-	}})
+	}, extra...)
+	pg := ec2.NewDescribeInstancesPaginator(p.ec2, &ec2.DescribeInstancesInput{Filters: filters})
 	var out []Instance
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
