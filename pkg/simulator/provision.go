@@ -163,7 +163,9 @@ func (s *Sim) provisionRound() bool {
 	}
 	for _, u := range plan.Unschedulable {
 		if p := byUID[u.Pod.UID]; p != nil {
-			s.noteOnce("unschedulable:"+u.Reason, "pod %s cannot be placed: %s", p.obj.Name, u.Reason)
+			// One note per distinct reason, not per pod.
+			key := strings.ReplaceAll(u.Reason, p.obj.Namespace+"/"+p.obj.Name, "")
+			s.noteOnce("unschedulable:"+key, "pod %s cannot be placed: %s", p.obj.Name, u.Reason)
 		}
 	}
 	s.batchFailures, s.batchFirstErr = 0, ""
