@@ -323,7 +323,26 @@ func (s *Sim) launch(cp *scheduling.ClaimPlan, byUID map[types.UID]*pod) (hadCap
 	}
 	// The world boots the instance BootDelay from now; make sure it is ticked then.
 	s.after(s.sc.World.BootDelay.Duration, func() {})
+	s.after(s.timeouts.Registration, func() { s.liveness(n) })
 	return true
+}
+
+// liveness applies the NodeClaim lifecycle's registration timeout: a claim
+// whose node never registered is deleted and its pods planned again.
+func (s *Sim) liveness(n *node) {
+	if n.gone || n.deleting {
+		return
+	}
+	v := lifecycle.Liveness(n.claim, s.clock.Now(), s.timeouts)
+	if !v.Delete {
+		if v.RecheckAfter > 0 {
+			s.after(v.RecheckAfter, func() { s.liveness(n) })
+		}
+		return
+	}
+	s.note("%s deleted: %s", n.name, v.Reason)
+	s.deleteNode(n, "registration timeout")
+	s.unnominate(n.name)
 }
 
 func quantityFloat(q *resource.Quantity) float64 {

@@ -15,6 +15,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
 	"github.com/nodesmith/nodesmith/pkg/simulator/output"
 	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
@@ -75,6 +76,7 @@ type Sim struct {
 	binderQueued    bool
 
 	window      *batcher.Window
+	timeouts    lifecycle.Timeouts
 	windowArmed bool
 	claimSerial int
 	// batchFailures and batchFirstErr summarise one batch's failed launches.
@@ -113,6 +115,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*output.Resu
 		queues:          map[string]*simQueue{},
 		failures:        map[string]int{},
 		window:          batcher.NewWindow(batcher.DefaultIdle, batcher.DefaultMax),
+		timeouts:        lifecycle.DefaultTimeouts(),
 	}
 	if opts.Seed != nil {
 		s.seed = *opts.Seed

@@ -287,3 +287,24 @@ func TestSlowBootDoesNotLaunchTwice(t *testing.T) {
 	}
 	reachedWithin(t, "first pod running", slow.FirstPodRunning, 92*time.Second, 95*time.Second)
 }
+
+// An instance that never registers within the lifecycle's registration
+// timeout (15 min) is deleted and its pods planned again.
+func TestRegistrationTimeout(t *testing.T) {
+	sc := loadExample(t, scenarios.Default)
+	sc.World.BootDelay.Duration = 16 * time.Minute
+	res := run(t, sc)
+	timedOut := 0
+	for _, l := range res.Launches {
+		if l.Reason == "registration timeout" {
+			timedOut++
+			within(t, l.NodeClaim+" deleted at", l.TerminatedAt-l.LaunchedAt, 15*time.Minute, 15*time.Minute+time.Second)
+		}
+	}
+	if timedOut == 0 {
+		t.Fatalf("no claim timed out; launches: %+v", res.Launches)
+	}
+	if res.FirstPodRunning.Reached {
+		t.Errorf("a pod ran at %s although no node could register", res.FirstPodRunning)
+	}
+}
