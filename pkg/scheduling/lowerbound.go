@@ -68,10 +68,9 @@ func CostLowerBound(types []*catalog.InstanceType, cpuMilli, memBytes int64) flo
 // it matters most: on types that hold at most wholeFillPods pods, a node's
 // fill is a whole number of pods of each class (a configuration LP), since
 // fractions of a pod flatter a 2-vCPU node far more than a 64-vCPU one.
-// CostLowerBound's
-// relaxation can buy the cpu of a 0.5 GiB burstable type and the memory of
-// a memory-optimised type separately, which no pod can use; this one
-// cannot. It is solved by cutting planes on the dual (max Σ n_k·u_k, pod
+// CostLowerBound's relaxation can buy the cpu of a 0.5 GiB burstable type
+// and the memory of a memory-optimised type separately, which no pod can
+// use; this one cannot. It is solved by cutting planes on the dual (max Σ n_k·u_k, pod
 // prices u that no fractional fill of any type beats): every iterate u,
 // scaled down by its worst violation, is dual feasible, so the value
 // returned is a valid bound even when the iteration cap stops it early.
@@ -96,6 +95,26 @@ func packingLP(types []*catalog.InstanceType, pods []*corev1.Pod) (float64, []lp
 	if len(tys) == 0 {
 		return math.Inf(1), nil
 	}
+	// The aggregate cpu+memory LP is a relaxation of this one, hence also
+	// a bound; it covers the iteration cap on near-proportional catalogs,
+	// where cutting planes converge slowly.
+	var cpu, mem float64
+	for _, c := range cls {
+		cpu += c.cpu * c.n
+		mem += c.mem * c.n
+	}
+	return solveConfigLP(cls, tys, CostLowerBound(types, int64(cpu), int64(mem)), 60)
+}
+
+// maxLPGap is how far above the proven bound the last master LP may cost
+// for its fills to be returned.
+const maxLPGap = 0.02
+
+// solveConfigLP runs at most maxIter rounds of cutting planes from a known
+// bound lb and returns the best bound found and the fills of the last
+// master LP (a cover of the pods), or no fills when the master still costs
+// more than maxLPGap above the bound.
+func solveConfigLP(cls []boundClass, tys []*boundType, lb float64, maxIter int) (float64, []lpPattern) {
 	nk := len(cls)
 	count := make([]float64, nk)
 	for k, c := range cls {
@@ -132,16 +151,7 @@ func packingLP(types []*catalog.InstanceType, pods []*corev1.Pod) (float64, []lp
 		w[k] = bestW
 		addCut(bestT, w)
 	}
-	// The aggregate cpu+memory LP is a relaxation of this one, hence also
-	// a bound; it covers the iteration cap on near-proportional catalogs,
-	// where cutting planes converge slowly.
-	var cpu, mem float64
-	for _, c := range cls {
-		cpu += c.cpu * c.n
-		mem += c.mem * c.n
-	}
-	lb := CostLowerBound(types, int64(cpu), int64(mem))
-	for iter := 0; iter < 60; iter++ {
+	for iter := 0; iter < maxIter; iter++ {
 		u, val := simplexMax(count, cutA, cutB)
 		if u == nil {
 			break
@@ -168,13 +178,21 @@ func packingLP(types []*catalog.InstanceType, pods []*corev1.Pod) (float64, []lp
 		if len(worst) == 0 {
 			break
 		}
+		if iter >= 8 && val > lb*1.3 {
+			// Tailing off far from the bound (near-proportional
+			// catalogs, where the aggregate LP is already tight).
+			break
+		}
 		sort.Slice(worst, func(i, j int) bool { return worst[i].ratio > worst[j].ratio })
 		for _, v := range worst[:min(len(worst), 12)] {
 			addCut(v.t, v.w)
 		}
 	}
 	// The master's row duals are the node counts (× price) of each fill.
-	_, _, y := simplexMaxDual(count, cutA, cutB)
+	_, val, y := simplexMaxDual(count, cutA, cutB)
+	if val > lb*(1+maxLPGap) {
+		return lb, nil // not converged: the fills would mislead
+	}
 	var pats []lpPattern
 	for i, yi := range y {
 		if yi > 1e-12 {
@@ -294,6 +312,13 @@ func boundTypes(types []*catalog.InstanceType, cls []boundClass) []*boundType {
 		t.whole = t.maxPods(cls) <= wholeFillPods
 		all = append(all, t)
 	}
+	return pruneDominated(all)
+}
+
+// pruneDominated drops types another type beats in every dimension per
+// dollar while fitting every class they fit: they add no cut the other
+// does not.
+func pruneDominated(all []*boundType) []*boundType {
 	dominated := func(t, o *boundType) bool {
 		if o.whole {
 			// Whole-pod fills of t need not scale into o: o must hold

@@ -285,6 +285,11 @@ func (s *solver) pack(p *pool, items []*item) {
 	for i := firstSeeded; i < len(s.bins); i++ {
 		s.fill(s.bins[i], rest, true)
 	}
+	// The LP's fills first, topped up with what they leave over; the
+	// value-driven greedy packer below takes the rest.
+	for _, b := range s.seedFromLP(p, rest) {
+		s.fill(b, rest, true)
+	}
 	last := targetChoice{target: -1}
 	for {
 		var anchor *item
