@@ -255,6 +255,11 @@ func (t *boundType) bestFill(cls []boundClass, u []float64) ([]float64, float64)
 	if t.whole {
 		return t.bestWholeFill(cls, u)
 	}
+	return t.fractionalFill(cls, u)
+}
+
+// fractionalFill is bestFill in fractions of pods.
+func (t *boundType) fractionalFill(cls []boundClass, u []float64) ([]float64, float64) {
 	var cols []int
 	for k := range cls {
 		if t.fits[k] && u[k] > 0 {
@@ -357,6 +362,9 @@ func pruneDominated(all []*boundType) []*boundType {
 // searched in whole pods (a branch and bound that grows with the count).
 const wholeFillPods = 24
 
+// wholeFillSteps bounds the whole-pod search of one fill.
+const wholeFillSteps = 200000
+
 // maxPods is the most pods of the fitting classes one node holds.
 func (t *boundType) maxPods(cls []boundClass) float64 {
 	minCPU, minMem := math.Inf(1), math.Inf(1)
@@ -402,8 +410,12 @@ func (t *boundType) bestWholeFill(cls []boundClass, u []float64) ([]float64, flo
 	cur := make([]float64, len(cls))
 	best := make([]float64, len(cls))
 	bestV := 0.0
+	steps := 0
 	var rec func(i int, c, m, p, v float64)
 	rec = func(i int, c, m, p, v float64) {
+		if steps++; steps > wholeFillSteps {
+			return
+		}
 		if v > bestV {
 			bestV = v
 			copy(best, cur)
@@ -432,5 +444,10 @@ func (t *boundType) bestWholeFill(cls []boundClass, u []float64) ([]float64, flo
 		cur[k] = 0
 	}
 	rec(0, 0, 0, 0, 0)
+	if steps > wholeFillSteps {
+		// Too many classes to search: the fractional fill is worth at
+		// least as much, so the bound stays valid.
+		return t.fractionalFill(cls, u)
+	}
 	return best, bestV
 }

@@ -262,3 +262,35 @@ func TestPackingLPSolution(t *testing.T) {
 		t.Errorf("packing bound %.3f not clearly above the aggregate %.3f on the real catalog", lb, agg)
 	}
 }
+
+// TestManyShapes: with many distinct pod shapes the whole-pod search of
+// small types hits its step cap and falls back to fractional fills, and
+// the solver skips LP seeding above lpSeedClasses items. The bound must
+// still sit between the aggregate LP and the plan, and the plan be valid.
+func TestManyShapes(t *testing.T) {
+	types := []*catalog.InstanceType{
+		lbType("small", 2000, 4096, 20, 0.02, 0.008), lbType("medium", 4000, 8192, 24, 0.04, 0.015), lbType("large", 64000, 262144, 737, 0.6, 0.25),
+	}
+	for _, shapes := range []int{60, 200} {
+		var ps []*corev1.Pod
+		for i := 0; i < 2*shapes; i++ {
+			s := i % shapes
+			p := pod(fmt.Sprintf("p-%d", i), fmt.Sprintf("%dm", 50+7*s), fmt.Sprintf("%dMi", 64+13*s))
+			ps = append(ps, p)
+		}
+		in := Input{Pods: ps, NodePools: []*NodePool{{Name: "p", Weight: 1, Requirements: Requirements{}, InstanceTypes: types}}}
+		plan, err := Solve(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Unschedulable) > 0 {
+			t.Fatalf("%d shapes: %d unplaced: %s", shapes, len(plan.Unschedulable), plan.Unschedulable[0].Reason)
+		}
+		checkPlan(t, in, plan)
+		lb := PackingLowerBound(types, ps)
+		cpu, mem := totalRequests(ps)
+		if agg := CostLowerBound(types, cpu, mem); lb < agg*(1-1e-9) || lb > plan.Cost()*(1+1e-9) {
+			t.Errorf("%d shapes: bound %.4f outside [aggregate %.4f, plan %.4f]", shapes, lb, agg, plan.Cost())
+		}
+	}
+}

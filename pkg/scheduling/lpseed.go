@@ -14,6 +14,9 @@ const (
 	// lpRoundUp: a fill the LP uses for at least 1 − lpRoundUp of a node
 	// gets a whole node; fill tops it up with pods left over.
 	lpRoundUp = 0.3
+	// lpSeedClasses: above this many items the dense master LP costs more
+	// than it saves; the greedy packer works alone.
+	lpSeedClasses = 128
 )
 
 // seedFromLP opens the bins of the packing LP's solution before the greedy
@@ -32,7 +35,7 @@ func (s *solver) seedFromLP(p *pool, rest []*item) []*bin {
 			cls = append(cls, boundClass{cpu: float64(it.c.req[dimCPU]), mem: float64(it.c.req[dimMemory]), n: float64(len(it.st.left))})
 		}
 	}
-	if len(its) == 0 {
+	if len(its) == 0 || len(its) > lpSeedClasses {
 		return nil
 	}
 	var tys []*boundType
