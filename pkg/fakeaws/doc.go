@@ -12,6 +12,13 @@
 // protocol: form-encoded POST, 1-based dotted list keys, XML answers with
 // lowerCamel elements and <item> list entries, errors as
 // <Response><Errors><Error>). Unknown EC2 actions get InvalidAction.
+// IAM is the Query protocol too, told from EC2 by its Version form field
+// (2010-05-08), with <ActionResponse><ActionResult> answers and
+// <ErrorResponse> errors; only instance profiles are simulated (create,
+// get, add and remove a role, tag, delete) over roles that NewWorld
+// pre-creates (Options.Roles, and NodeRoleName(ClusterName)) or AddRole
+// adds. With Options.EnforceInstanceProfiles, CreateFleet refuses a launch
+// template naming a profile IAM lacks, as EC2 does.
 // Signatures are not verified. Injected throttling answers EC2
 // RequestLimitExceeded (HTTP 503), SQS RequestThrottled and SSM
 // ThrottlingException, all of which the SDK retryer treats as throttles.
@@ -48,8 +55,9 @@
 // # Faults and counters
 //
 // InjectThrottle and InjectServerError take an action name — the EC2 Action
-// ("CreateFleet"), "sqs:<Operation>" or "ssm:GetParameter", or "*" for any —
-// and fail that many next calls; SetLatency delays every answer in real time
+// ("CreateFleet"), "sqs:<Operation>", "ssm:GetParameter" or "iam:<Action>",
+// or "*" for any — and InjectAccessDenied an "iam:<Action>"; all fail
+// that many next calls; SetLatency delays every answer in real time
 // (it models the wire). InjectICE closes a pool until a world-clock time.
 // Stats counts calls under the same keys, including the failed ones, so a
 // test can see how often the SDK retried. DryRun requests answer

@@ -288,6 +288,9 @@ func (w *World) candidateFor(i int, o FleetOverride, ct string, now time.Time) (
 		}
 		return nil, "InvalidLaunchTemplateName.NotFoundException", fmt.Sprintf("The specified launch template, with template name %s, does not exist.", o.LaunchTemplateName)
 	}
+	if name := lt.Data["IamInstanceProfile.Name"]; !w.instanceProfileKnownLocked(name) {
+		return nil, "InvalidParameterValue", fmt.Sprintf("Value (%s) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name", name)
+	}
 	t := o.InstanceType
 	if t == "" {
 		t = lt.InstanceType

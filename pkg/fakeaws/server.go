@@ -13,7 +13,8 @@ import (
 )
 
 // Server is the HTTP front end of a World: one handler serving EC2 (Query
-// protocol, dispatched on the Action form field), SQS (AWS JSON 1.0,
+// protocol, dispatched on the Action form field), IAM (Query protocol too,
+// told apart by Version=2010-05-08; instance profiles only), SQS (AWS JSON 1.0,
 // X-Amz-Target AmazonSQS.*) and SSM (AWS JSON 1.1, X-Amz-Target AmazonSSM.*),
 // so every SDK client can share one BaseEndpoint. Signatures are not checked.
 type Server struct {
@@ -99,6 +100,8 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		s.serveSQS(rw, r, strings.TrimPrefix(target, "AmazonSQS."), body)
 	case strings.HasPrefix(target, "AmazonSSM."):
 		s.serveSSM(rw, strings.TrimPrefix(target, "AmazonSSM."), body)
+	case isIAMRequest(body):
+		s.serveIAM(rw, body)
 	default:
 		s.serveEC2(rw, body)
 	}

@@ -49,6 +49,14 @@ type Options struct {
 	// (MaxSpotInstanceCountExceeded / VcpuLimitExceeded). Zero means unlimited.
 	SpotVCPUQuota     int
 	OnDemandVCPUQuota int
+	// Roles are IAM roles that exist from the start, for instance profiles
+	// to hold. ClusterName also pre-creates NodeRoleName(ClusterName).
+	Roles []string
+	// EnforceInstanceProfiles makes CreateFleet fail an override whose
+	// launch template names an instance profile IAM does not have
+	// (InvalidParameterValue, as EC2 answers). Off by default, so worlds
+	// that never create profiles still launch.
+	EnforceInstanceProfiles bool
 	// MaxLongPoll bounds, in real time, how long ReceiveMessage waits for a
 	// message. Default: 20s with the real clock; 0 (return at once) with an
 	// injected clock, because virtual time does not advance while a request
@@ -91,6 +99,8 @@ type World struct {
 
 	subs    []func(Event)
 	pending []Event
+
+	iam iamModel
 
 	stats    map[string]int
 	throttle map[string]int
@@ -194,6 +204,7 @@ func NewWorld(o Options) *World {
 	if o.ClusterName != "" {
 		w.seedCluster(o.ClusterName)
 	}
+	w.seedIAM(o)
 	if o.InterruptionQueue != "" {
 		w.createQueueLocked(o.InterruptionQueue, nil)
 	}

@@ -1,0 +1,275 @@
+package fakeaws
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+)
+
+// iamVersion is the IAM API version; the Version form field is how a Query
+// request for IAM is told from one for EC2 (2016-11-15) on the same URL.
+const (
+	iamVersion   = "2010-05-08"
+	iamNamespace = "https://iam.amazonaws.com/doc/2010-05-08/"
+)
+
+// isIAMRequest reports whether a form body carries Version=2010-05-08. It
+// scans the bytes instead of parsing the form so that EC2 requests, the hot
+// path, are not decoded twice; values are URL-encoded, so "=" inside one
+// cannot fake the field.
+func isIAMRequest(body []byte) bool {
+	const field = "Version=" + iamVersion
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte(field))
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		end := at + len(field)
+		if (at == 0 || body[at-1] == '&') && (end == len(body) || body[end] == '&') {
+			return true
+		}
+		i = end
+	}
+}
+
+// iamActions are the IAM actions simulated: instance profiles only.
+var iamActions = map[string]func(*Server, params) (func(x *xmlw), error){
+	"CreateInstanceProfile":         (*Server).iamCreateInstanceProfile,
+	"GetInstanceProfile":            (*Server).iamGetInstanceProfile,
+	"AddRoleToInstanceProfile":      (*Server).iamAddRoleToInstanceProfile,
+	"RemoveRoleFromInstanceProfile": (*Server).iamRemoveRoleFromInstanceProfile,
+	"DeleteInstanceProfile":         (*Server).iamDeleteInstanceProfile,
+	"TagInstanceProfile":            (*Server).iamTagInstanceProfile,
+}
+
+// serveIAM answers an IAM Query request. Calls are counted under
+// "iam:<Action>"; injected throttles answer Throttling, injected server
+// errors ServiceFailure, injected denials AccessDenied.
+func (s *Server) serveIAM(rw http.ResponseWriter, body []byte) {
+	rid := s.requestID()
+	vals, err := url.ParseQuery(string(body))
+	if err != nil {
+		writeIAMError(rw, iamErr(400, "MalformedQueryString", "%v", err), rid)
+		return
+	}
+	action := vals.Get("Action")
+	key := "iam:" + action
+	h, ok := iamActions[action]
+	if !ok {
+		s.w.count(key)
+		writeIAMError(rw, iamErr(400, "InvalidAction", "Could not find operation %s for version %s", action, iamVersion), rid)
+		return
+	}
+	if fault := s.admit(key); fault != nil {
+		switch fault.Code {
+		case "RequestLimitExceeded":
+			fault = iamErr(400, "Throttling", "Rate exceeded")
+		default:
+			fault = iamErr(500, "ServiceFailure", "%s", fault.Message)
+		}
+		writeIAMError(rw, fault, rid)
+		return
+	}
+	if s.w.deny(key) {
+		writeIAMError(rw, iamErr(403, "AccessDenied",
+			"User: arn:aws:sts::%s:assumed-role/nodesmith/controller is not authorized to perform: %s because no identity-based policy allows the %s action",
+			s.w.opts.AccountID, key, key), rid)
+		return
+	}
+	render, err := h(s, params(vals))
+	if err != nil {
+		writeIAMError(rw, err, rid)
+		return
+	}
+	rw.Header().Set("Content-Type", "text/xml")
+	rw.Header().Set("x-amzn-RequestId", rid)
+	_, _ = io.WriteString(rw, iamDoc(action, rid, render))
+}
+
+func (w *World) deny(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.denyLocked(key)
+}
+
+// iamTags reads Tags.member.N.Key / Tags.member.N.Value.
+func iamTags(p params) map[string]string {
+	var m map[string]string
+	for _, st := range p.structs("Tags.member") {
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[p.get(st+".Key")] = p.get(st + ".Value")
+	}
+	return m
+}
+
+func requireParam(p params, name string) (string, error) {
+	v := p.get(name)
+	if v == "" {
+		return "", iamErr(400, "ValidationError", "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", name)
+	}
+	return v, nil
+}
+
+func (s *Server) iamCreateInstanceProfile(p params) (func(x *xmlw), error) {
+	name, err := requireParam(p, "InstanceProfileName")
+	if err != nil {
+		return nil, err
+	}
+	ip, err := s.w.CreateInstanceProfile(name, p.get("Path"), iamTags(p))
+	if err != nil {
+		return nil, err
+	}
+	return func(x *xmlw) { s.instanceProfileXML(x, ip) }, nil
+}
+
+func (s *Server) iamGetInstanceProfile(p params) (func(x *xmlw), error) {
+	name, err := requireParam(p, "InstanceProfileName")
+	if err != nil {
+		return nil, err
+	}
+	ip, ok := s.w.GetInstanceProfile(name)
+	if !ok {
+		return nil, iamErr(404, "NoSuchEntity", "Instance Profile %s cannot be found.", name)
+	}
+	return func(x *xmlw) { s.instanceProfileXML(x, ip) }, nil
+}
+
+func (s *Server) iamAddRoleToInstanceProfile(p params) (func(x *xmlw), error) {
+	return s.profileRoleCall(p, s.w.AddRoleToInstanceProfile)
+}
+
+func (s *Server) iamRemoveRoleFromInstanceProfile(p params) (func(x *xmlw), error) {
+	return s.profileRoleCall(p, s.w.RemoveRoleFromInstanceProfile)
+}
+
+func (s *Server) profileRoleCall(p params, fn func(profile, role string) error) (func(x *xmlw), error) {
+	name, err := requireParam(p, "InstanceProfileName")
+	if err != nil {
+		return nil, err
+	}
+	role, err := requireParam(p, "RoleName")
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(name, role); err != nil {
+		return nil, err
+	}
+	return func(*xmlw) {}, nil
+}
+
+func (s *Server) iamDeleteInstanceProfile(p params) (func(x *xmlw), error) {
+	name, err := requireParam(p, "InstanceProfileName")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.w.DeleteInstanceProfile(name); err != nil {
+		return nil, err
+	}
+	return func(*xmlw) {}, nil
+}
+
+func (s *Server) iamTagInstanceProfile(p params) (func(x *xmlw), error) {
+	name, err := requireParam(p, "InstanceProfileName")
+	if err != nil {
+		return nil, err
+	}
+	tags := iamTags(p)
+	if len(tags) == 0 {
+		return nil, iamErr(400, "ValidationError", "1 validation error detected: Value null at 'tags' failed to satisfy constraint: Member must not be null")
+	}
+	if err := s.w.TagInstanceProfile(name, tags); err != nil {
+		return nil, err
+	}
+	return func(*xmlw) {}, nil
+}
+
+// instanceProfileXML renders <InstanceProfile> with its roles as IAM does
+// (lists are <member> entries, element names UpperCamel).
+func (s *Server) instanceProfileXML(x *xmlw, ip InstanceProfile) {
+	x.open("InstanceProfile")
+	x.leaf("Path", ip.Path)
+	x.leaf("InstanceProfileName", ip.Name)
+	x.leaf("InstanceProfileId", ip.ID)
+	x.leaf("Arn", ip.Arn)
+	x.leaf("CreateDate", ip.CreateDate.UTC().Format("2006-01-02T15:04:05Z"))
+	x.open("Roles")
+	for _, name := range ip.Roles {
+		r, ok := s.w.role(name)
+		if !ok {
+			continue
+		}
+		x.open("member")
+		x.leaf("Path", "/")
+		x.leaf("RoleName", r.Name)
+		x.leaf("RoleId", r.ID)
+		x.leaf("Arn", r.Arn)
+		x.leaf("CreateDate", r.CreateDate.UTC().Format("2006-01-02T15:04:05Z"))
+		x.close("member")
+	}
+	x.close("Roles")
+	if len(ip.Tags) > 0 {
+		x.open("Tags")
+		for _, k := range sortedKeys(ip.Tags) {
+			x.open("member")
+			x.leaf("Key", k)
+			x.leaf("Value", ip.Tags[k])
+			x.close("member")
+		}
+		x.close("Tags")
+	}
+	x.close("InstanceProfile")
+}
+
+func (w *World) role(name string) (Role, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.roleLocked(name)
+}
+
+// iamDoc wraps a result in <ActionResponse><ActionResult> with the response metadata.
+func iamDoc(action, requestID string, body func(x *xmlw)) string {
+	var x xmlw
+	x.b.WriteString(fmt.Sprintf(`<%sResponse xmlns="%s">`, action, iamNamespace))
+	x.open(action + "Result")
+	body(&x)
+	x.close(action + "Result")
+	x.open("ResponseMetadata")
+	x.leaf("RequestId", requestID)
+	x.close("ResponseMetadata")
+	x.close(action + "Response")
+	return x.b.String()
+}
+
+func writeIAMError(rw http.ResponseWriter, err error, rid string) {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		ae = iamErr(500, "ServiceFailure", "%v", err)
+	}
+	typ := "Sender"
+	if ae.Status >= 500 {
+		typ = "Receiver"
+	}
+	status := ae.Status
+	if status == 0 {
+		status = 400
+	}
+	var x xmlw
+	x.b.WriteString(fmt.Sprintf(`<ErrorResponse xmlns="%s">`, iamNamespace))
+	x.open("Error")
+	x.leaf("Type", typ)
+	x.leaf("Code", ae.Code)
+	x.leaf("Message", ae.Message)
+	x.close("Error")
+	x.leaf("RequestId", rid)
+	x.close("ErrorResponse")
+	rw.Header().Set("Content-Type", "text/xml")
+	rw.Header().Set("x-amzn-RequestId", rid)
+	rw.WriteHeader(status)
+	_, _ = io.WriteString(rw, x.b.String())
+}
