@@ -47,12 +47,30 @@
 //     classes;
 //     - those claims are topped up with other pods up to the cheapest type
 //     that already holds them (no size increase: filling paid-for slack);
-//     - the rest goes to claims whose target type minimises price × nodes
-//     needed for the remaining demand (whole nodes while few are needed, so
-//     a small tail picks the cheapest type that holds it), filled by the
-//     dot-product heuristic: the next pod is the one whose normalised
-//     request best matches the claim's free capacity, so cpu and memory
-//     fill together instead of one dimension first.
+//     - the rest is first laid out by the packing LP (lpseed.go): the
+//     configuration LP of PackingLowerBound over the pool's types and the
+//     remaining pods says which pods belong together on which type; each
+//     of its fills becomes as many claims of that type as the LP buys
+//     nodes of it (rounded), filled through the same constraint checks and
+//     then topped up. Real catalogs need this: burstable types sell two
+//     vCPUs for a tenth of a cent, memory families sell GiB at a third of
+//     the general-purpose price, small types run out of ENI pod slots, so
+//     the cheapest plan puts each kind of pod on the type that sells what
+//     it needs. The LP is skipped when it does not converge close to its
+//     bound (near-proportional catalogs, where greedy is already tight) or
+//     when there are more than 128 items;
+//     - what is left goes to claims whose type is chosen by value
+//     (target.go): each class nominates the types cheapest per pod for it
+//     alone, each candidate is filled in simulation, and the type whose
+//     fill holds the most worth (pods × their class's best per-pod price)
+//     per dollar wins, so a small tail picks a small type and complementary
+//     pods share one; chooseTarget (price × nodes the remaining demand
+//     needs) is the fallback. Claims are filled by the dot-product
+//     heuristic: the next pod is the one whose normalised request best
+//     matches the claim's free capacity, so cpu and memory fill together.
+//     New claims are only sized from zones where the anchor class still
+//     has spread quota, so a type missing from some zones cannot strand
+//     a zone's share.
 //  7. Shrinking and options. Each claim launches as the cheapest type that
 //     holds its pods plus DaemonSet overhead; its options are every fitting
 //     (type, zone, capacity type) in its allowed slots, cheapest first, at
@@ -64,8 +82,15 @@
 //     options, so whichever option launches, the pool stays within its
 //     limits; options that would break the limit are dropped.
 //
-// CostLowerBound gives the LP relaxation of cpu+memory covering; the
-// benchmarks report the plan's cost against it.
+// Two lower bounds measure plans (lowerbound.go). CostLowerBound is the LP
+// relaxation of cpu+memory covering; on real catalogs it is far below any
+// achievable plan, because it buys a t3.nano's 2 vCPU for $0.001/h although
+// no pod needing more than 100Mi can use them. PackingLowerBound adds pod
+// slots, lets a pod only go to a type it fits on whole, and counts whole
+// pods on types that hold at most 24 (a configuration LP solved by cutting
+// planes, valid at every iterate); it is verified against brute force on
+// tiny catalogs and by strong duality on the real one. The benchmarks
+// report both ratios.
 //
 // Known limits: topology keys other than hostname and zone are not
 // supported for required constraints (the pod is reported unschedulable);
