@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 )
 
@@ -34,9 +35,21 @@ type SSMAPI interface {
 	GetParameter(context.Context, *ssm.GetParameterInput, ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
 }
 
+// IAMAPI manages the instance profile of a node class with spec.role and
+// checks the one named by spec.instanceProfile; *iam.Client satisfies it.
+type IAMAPI interface {
+	GetInstanceProfile(context.Context, *iam.GetInstanceProfileInput, ...func(*iam.Options)) (*iam.GetInstanceProfileOutput, error)
+	CreateInstanceProfile(context.Context, *iam.CreateInstanceProfileInput, ...func(*iam.Options)) (*iam.CreateInstanceProfileOutput, error)
+	AddRoleToInstanceProfile(context.Context, *iam.AddRoleToInstanceProfileInput, ...func(*iam.Options)) (*iam.AddRoleToInstanceProfileOutput, error)
+	RemoveRoleFromInstanceProfile(context.Context, *iam.RemoveRoleFromInstanceProfileInput, ...func(*iam.Options)) (*iam.RemoveRoleFromInstanceProfileOutput, error)
+	TagInstanceProfile(context.Context, *iam.TagInstanceProfileInput, ...func(*iam.Options)) (*iam.TagInstanceProfileOutput, error)
+	DeleteInstanceProfile(context.Context, *iam.DeleteInstanceProfileInput, ...func(*iam.Options)) (*iam.DeleteInstanceProfileOutput, error)
+}
+
 var (
 	_ EC2API = (*ec2.Client)(nil)
 	_ SSMAPI = (*ssm.Client)(nil)
+	_ IAMAPI = (*iam.Client)(nil)
 )
 
 // NewRetryer is the retryer the provider is meant to run with: the SDK's
@@ -55,9 +68,10 @@ func NewRetryer(maxAttempts int, maxBackoff time.Duration) func() aws.Retryer {
 	}
 }
 
-// NewClients builds the EC2 and SSM clients from cfg; a non-empty endpoint
-// points both at a simulated AWS (fakeaws serves every service on one URL).
-func NewClients(cfg aws.Config, endpoint string) (*ec2.Client, *ssm.Client) {
+// NewClients builds the EC2, SSM and IAM clients from cfg; a non-empty
+// endpoint points all three at a simulated AWS (fakeaws serves every service
+// on one URL).
+func NewClients(cfg aws.Config, endpoint string) (*ec2.Client, *ssm.Client, *iam.Client) {
 	e := ec2.NewFromConfig(cfg, func(o *ec2.Options) {
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
@@ -68,5 +82,10 @@ func NewClients(cfg aws.Config, endpoint string) (*ec2.Client, *ssm.Client) {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
 	})
-	return e, s
+	i := iam.NewFromConfig(cfg, func(o *iam.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+	return e, s, i
 }

@@ -9,6 +9,15 @@
 //     profile. Failures are *ResolveError values naming the condition and a
 //     message a user can act on (the missing discovery tag, say); the node
 //     class controller writes them to status with Resolved.ApplyTo.
+//   - instanceprofile.go: with an IAM client (Config.IAM), a node class
+//     with spec.role gets its own instance profile, named from the
+//     cluster, region and node class (ManagedInstanceProfileName), created
+//     or adopted, holding the role and carrying the node class's tags and
+//     the ownership tags; spec.instanceProfile must exist and hold a role.
+//     Missing permissions are named in the error (iam:CreateInstanceProfile,
+//     …). DeleteInstanceProfile, from the node class finalizer, removes the
+//     role and the profile. Without an IAM client only the name is
+//     computed, and the profile is trusted to exist.
 //   - instancetypes.go, pricing.go: the catalog's types for the node class's
 //     zones and kubelet settings, with spot prices from
 //     DescribeSpotPriceHistory (Refresh, on the pricing controller's timer)

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/middleware"
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +43,7 @@ type env struct {
 	world *fakeaws.World
 	ec2   *ec2.Client
 	ssm   *ssm.Client
+	iam   *iam.Client // set when envOpts.iam
 	p     *Provider
 	ice   *catalog.UnavailableOfferings
 
@@ -57,6 +59,7 @@ type envOpts struct {
 	clock    clock.Clock // nil: the fake clock
 	world    func(*fakeaws.Options)
 	wrap     func(http.Handler) http.Handler // intercepts the wire
+	iam      bool                            // give the provider an IAM client
 }
 
 func snapshotSpecs(t testing.TB, names []string) []catalog.Spec {
@@ -140,6 +143,11 @@ func newEnv(t testing.TB, o envOpts) *env {
 		o.APIOptions = append(o.APIOptions, record)
 	})
 	e.ssm = ssm.NewFromConfig(cfg, func(o *ssm.Options) { o.BaseEndpoint = aws.String(srv.URL) })
+	var iamAPI IAMAPI
+	if o.iam {
+		e.iam = iam.NewFromConfig(cfg, func(o *iam.Options) { o.BaseEndpoint = aws.String(srv.URL) })
+		iamAPI = e.iam
+	}
 	var clk clock.Clock = fc
 	if o.clock != nil {
 		clk = o.clock
@@ -150,7 +158,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 		o.provider(&opts)
 	}
 	p, err := New(Config{
-		EC2: e.ec2, SSM: e.ssm, Clock: clk, Unavailable: e.ice,
+		EC2: e.ec2, SSM: e.ssm, IAM: iamAPI, Clock: clk, Unavailable: e.ice,
 		Cluster:     Cluster{Name: testCluster, Endpoint: "https://api.lab.example", CABundle: "Q0E="},
 		NodeClasses: e.getNodeClass,
 		Options:     opts,

@@ -21,6 +21,8 @@ const (
 	codeLaunchTemplateNotFound = "InvalidLaunchTemplateName.NotFoundException"
 	codeLaunchTemplateIDGone   = "InvalidLaunchTemplateId.NotFound"
 	codeLaunchTemplateExists   = "InvalidLaunchTemplateName.AlreadyExistsException"
+	// codeNoSuchEntity is IAM's not-found.
+	codeNoSuchEntity = "NoSuchEntity"
 )
 
 // Kind classifies an AWS error for the caller's decision.
@@ -48,7 +50,7 @@ func Classify(code string) Kind {
 	case codeUnauthorized, "AuthFailure", "AccessDenied", "AccessDeniedException":
 		return KindUnauthorized
 	}
-	if strings.HasSuffix(code, ".NotFound") || strings.HasSuffix(code, "NotFoundException") || code == "ParameterNotFound" {
+	if strings.HasSuffix(code, ".NotFound") || strings.HasSuffix(code, "NotFoundException") || code == "ParameterNotFound" || code == codeNoSuchEntity {
 		return KindNotFound
 	}
 	return KindOther

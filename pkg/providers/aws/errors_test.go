@@ -31,6 +31,7 @@ func TestClassify(t *testing.T) {
 		{"InvalidInstanceID.NotFound", KindNotFound},
 		{"InvalidLaunchTemplateName.NotFoundException", KindNotFound},
 		{"ParameterNotFound", KindNotFound},
+		{"NoSuchEntity", KindNotFound},
 		{"InvalidParameterValue", KindOther},
 	}
 	for _, tt := range tests {

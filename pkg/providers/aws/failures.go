@@ -64,6 +64,10 @@ func (p *Provider) markFailures(pl plan.Plan, errs []ec2types.CreateFleetError) 
 				}
 			}
 			retry = true
+		case isInstanceProfileError(code, msg):
+			// No offering fixes this; Resolve must look at IAM again.
+			p.forgetInstanceProfiles()
+			unauthorized = fmt.Errorf("%s: %s (%s)", code, msg, hintInstanceProfile)
 		case Classify(code) == KindUnauthorized:
 			unauthorized = fmt.Errorf("%s: %s (%s)", code, msg, hintUnauthorized)
 		case Classify(code) == KindQuota:
@@ -78,6 +82,18 @@ func (p *Provider) markFailures(pl plan.Plan, errs []ec2types.CreateFleetError) 
 	default:
 		return false, quota
 	}
+}
+
+// hintInstanceProfile is what to do when EC2 does not know the launch
+// template's instance profile.
+const hintInstanceProfile = "the node class's instance profile does not exist in IAM: set spec.role so Nodesmith creates one, " +
+	"or create the profile spec.instanceProfile names; a profile created moments ago can take a few seconds to reach EC2"
+
+// isInstanceProfileError reports EC2's answer for a launch template whose
+// instance profile IAM does not have ("Value (x) for parameter
+// iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name").
+func isInstanceProfileError(code, msg string) bool {
+	return code == "InvalidParameterValue" && strings.Contains(strings.ToLower(msg), "iaminstanceprofile")
 }
 
 func lifecycleCapacityType(l ec2types.InstanceLifecycle) string {

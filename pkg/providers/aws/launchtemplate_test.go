@@ -11,6 +11,7 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 )
 
 func TestLaunchTemplateReuse(t *testing.T) {
@@ -125,7 +126,7 @@ func TestLaunchTemplateContent(t *testing.T) {
 		"MetadataOptions.HttpTokens":              "required",
 		"MetadataOptions.HttpPutResponseHopLimit": "1",
 		"MetadataOptions.HttpEndpoint":            "enabled",
-		"IamInstanceProfile.Name":                 ManagedInstanceProfileName(testCluster, "NodeRole"),
+		"IamInstanceProfile.Name":                 ManagedInstanceProfileName(testCluster, catalog.DefaultRegion, "default"),
 		"BlockDeviceMapping.1.DeviceName":         "/dev/xvda",
 		"BlockDeviceMapping.1.Ebs.VolumeSize":     "100",
 		"BlockDeviceMapping.1.Ebs.Iops":           "4000",

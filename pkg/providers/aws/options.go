@@ -78,8 +78,14 @@ const (
 
 // Config is everything New needs.
 type Config struct {
-	EC2     EC2API
-	SSM     SSMAPI
+	EC2 EC2API
+	SSM SSMAPI
+	// IAM, when set, makes Resolve create (or adopt) the instance profile of
+	// a node class with spec.role and check that spec.instanceProfile
+	// exists; DeleteInstanceProfile removes the managed one. When nil the
+	// provider only computes the managed profile's name and trusts that it
+	// exists, as a simulator without IAM wants.
+	IAM     IAMAPI
 	Cluster Cluster
 	Clock   clock.Clock
 	// Unavailable is the ICE cache shared with whatever else reads offerings.

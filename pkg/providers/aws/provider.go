@@ -21,6 +21,7 @@ import (
 type Provider struct {
 	ec2         EC2API
 	ssm         SSMAPI
+	iam         IAMAPI
 	cluster     Cluster
 	clock       clock.Clock
 	ice         *catalog.UnavailableOfferings
@@ -44,6 +45,9 @@ type Provider struct {
 	offeredIn  map[string][]string           // type → zones, when discovered
 	discovered map[string]catalog.Spec       // offered types the snapshot lacks
 	priceSeq   uint64
+
+	profilesMu sync.Mutex
+	profiles   map[string]profileEntry // node class → instance profile known good
 
 	subnetsMu   sync.Mutex
 	fullSubnets map[string]time.Time // subnet → hidden until
@@ -94,11 +98,12 @@ func New(cfg Config) (*Provider, error) {
 		}
 	}
 	p := &Provider{
-		ec2: cfg.EC2, ssm: cfg.SSM, cluster: cfg.Cluster, clock: cfg.Clock, ice: cfg.Unavailable,
+		ec2: cfg.EC2, ssm: cfg.SSM, iam: cfg.IAM, cluster: cfg.Cluster, clock: cfg.Clock, ice: cfg.Unavailable,
 		nodeClasses: cfg.NodeClasses, opts: opts, log: opts.Log,
 		specs: make(map[string]catalog.Spec, len(specs)), specList: specs,
 		templates: map[string]bool{}, resolved: map[string]resolvedEntry{}, typeCache: map[string]typesEntry{},
 		spotPrices: map[string]map[string]float64{}, fullSubnets: map[string]time.Time{},
+		profiles: map[string]profileEntry{},
 	}
 	for _, s := range specs {
 		p.specs[s.Name] = s

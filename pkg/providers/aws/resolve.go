@@ -2,8 +2,6 @@ package aws
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -79,7 +77,8 @@ func (e *ResolveError) Error() string {
 func (e *ResolveError) Unwrap() error { return e.Err }
 
 // Resolve looks up the node class's subnets, security groups, images and
-// instance profile. Every failure is a *ResolveError.
+// instance profile (creating the managed profile when an IAM client is
+// configured; see instanceprofile.go). Every failure is a *ResolveError.
 func (p *Provider) Resolve(ctx context.Context, nc *awsv1.EC2NodeClass) (*Resolved, error) {
 	subnets, err := p.resolveSubnets(ctx, nc.Spec.SubnetSelectorTerms)
 	if err != nil {
@@ -94,7 +93,11 @@ func (p *Provider) Resolve(ctx context.Context, nc *awsv1.EC2NodeClass) (*Resolv
 	if err != nil {
 		return nil, err
 	}
-	return &Resolved{Subnets: subnets, SecurityGroups: groups, AMIs: amis, Family: family, InstanceProfile: p.instanceProfile(nc)}, nil
+	profile, err := p.resolveInstanceProfile(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	return &Resolved{Subnets: subnets, SecurityGroups: groups, AMIs: amis, Family: family, InstanceProfile: profile}, nil
 }
 
 func familyOf(nc *awsv1.EC2NodeClass) string {
@@ -107,25 +110,6 @@ func familyOf(nc *awsv1.EC2NodeClass) string {
 		}
 	}
 	return userdata.FamilyAL2023
-}
-
-// instanceProfile is the spec's profile, or the one Nodesmith manages for
-// the role: named from the cluster and a hash of the role so two clusters
-// in one account never share it.
-func (p *Provider) instanceProfile(nc *awsv1.EC2NodeClass) string {
-	if nc.Spec.InstanceProfile != nil {
-		return *nc.Spec.InstanceProfile
-	}
-	if nc.Spec.Role == nil {
-		return ""
-	}
-	return ManagedInstanceProfileName(p.cluster.Name, *nc.Spec.Role)
-}
-
-// ManagedInstanceProfileName is the instance profile name for a role.
-func ManagedInstanceProfileName(cluster, role string) string {
-	sum := sha256.Sum256([]byte(cluster + "/" + role))
-	return fmt.Sprintf("%s_%s", cluster, hex.EncodeToString(sum[:8]))
 }
 
 // tagFilters turns a selector's tags into EC2 filters; "*" matches any value.

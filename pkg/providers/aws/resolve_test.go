@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
 )
@@ -57,7 +58,7 @@ func TestResolve(t *testing.T) {
 			if len(r.AMIs) != 2 || r.AMIs[0].Architecture != "amd64" || r.AMIs[1].Architecture != "arm64" {
 				t.Errorf("amis = %+v, want one per architecture", r.AMIs)
 			}
-			if r.InstanceProfile != ManagedInstanceProfileName(testCluster, "NodeRole") || r.Family != "AL2023" {
+			if r.InstanceProfile != ManagedInstanceProfileName(testCluster, catalog.DefaultRegion, "default") || r.Family != "AL2023" {
 				t.Errorf("profile %q family %q", r.InstanceProfile, r.Family)
 			}
 		}},
