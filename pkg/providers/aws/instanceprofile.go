@@ -26,7 +26,11 @@ const instanceProfilePath = "/nodesmith/"
 // that fails for a missing profile forgets it at once.
 const instanceProfileTTL = 5 * time.Minute
 
-const codeEntityAlreadyExists = "EntityAlreadyExists"
+// IAM error codes the profile code acts on.
+const (
+	codeEntityAlreadyExists = "EntityAlreadyExists"
+	codeLimitExceeded       = "LimitExceeded"
+)
 
 type profileEntry struct {
 	key  string
@@ -82,13 +86,21 @@ func (p *Provider) resolveInstanceProfile(ctx context.Context, nc *awsv1.EC2Node
 		Role, Profile *string
 		Tags          map[string]string
 	}{nc.Spec.Role, nc.Spec.InstanceProfile, nc.Spec.Tags})
-	now := p.clock.Now()
-	p.profilesMu.Lock()
-	e, ok := p.profiles[nc.Name]
-	p.profilesMu.Unlock()
-	if ok && e.key == key && e.name == name && now.Sub(e.at) < instanceProfileTTL {
+	fresh := func() bool {
+		p.profilesMu.Lock()
+		defer p.profilesMu.Unlock()
+		e, ok := p.profiles[nc.Name]
+		return ok && e.key == key && e.name == name && p.clock.Since(e.at) < instanceProfileTTL
+	}
+	if fresh() {
 		return name, nil
 	}
+	p.profileWriteMu.Lock()
+	defer p.profileWriteMu.Unlock()
+	if fresh() {
+		return name, nil // made by the caller we waited for
+	}
+	now := p.clock.Now()
 	var err error
 	if nc.Spec.InstanceProfile != nil {
 		err = p.checkInstanceProfile(ctx, name)
@@ -188,6 +200,13 @@ func (p *Provider) ensureRole(ctx context.Context, ip *iamtypes.InstanceProfile,
 		}
 	}
 	_, err := p.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String(name), RoleName: aws.String(role)})
+	if errorCode(err) == codeLimitExceeded {
+		// Another writer (a second controller during a leader handover) added
+		// a role first; it is fine if it is ours.
+		if cur, gerr := p.getInstanceProfile(ctx, name); gerr == nil && cur != nil && len(cur.Roles) == 1 && aws.ToString(cur.Roles[0].RoleName) == role {
+			return nil
+		}
+	}
 	switch {
 	case IsNotFound(err):
 		return profileError("RoleNotFound", fmt.Sprintf("role %s not found: create the node role or fix spec.role", role), err)

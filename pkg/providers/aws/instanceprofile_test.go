@@ -1,7 +1,9 @@
 package aws
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -389,5 +391,50 @@ func TestDeleteInstanceProfileWithoutIAMDoesNothing(t *testing.T) {
 	}
 	if got := iamCalls(e.world); len(got) != 0 {
 		t.Fatalf("IAM calls without an IAM client: %v", got)
+	}
+}
+
+func TestConcurrentResolvesMakeOneProfile(t *testing.T) {
+	e := newEnv(t, envOpts{iam: true})
+	e.world.AddRole("NodeRole")
+	const n = 8
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := e.p.Resolve(e.ctx, defaultNodeClass())
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("Resolve: %v", err)
+		}
+	}
+	if got := iamCalls(e.world); got["CreateInstanceProfile"] != 1 || got["AddRoleToInstanceProfile"] != 1 {
+		t.Fatalf("calls = %v, want one create and one add-role", got)
+	}
+}
+
+func TestAnotherWriterAddingOurRoleFirstIsFine(t *testing.T) {
+	var world *fakeaws.World
+	e := newEnv(t, envOpts{iam: true, wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("Action=AddRoleToInstanceProfile")) {
+				// The other controller wins the race.
+				_ = world.AddRoleToInstanceProfile(managedProfile, "NodeRole")
+			}
+			h.ServeHTTP(rw, r)
+		})
+	}})
+	world = e.world
+	e.world.AddRole("NodeRole")
+	if _, err := e.p.Resolve(e.ctx, defaultNodeClass()); err != nil {
+		t.Fatalf("Resolve: %v", err)
+	}
+	got := iamCalls(e.world)
+	if got["AddRoleToInstanceProfile"] != 1 || got["GetInstanceProfile"] != 2 {
+		t.Fatalf("calls = %v, want the LimitExceeded add-role followed by a re-read", got)
 	}
 }

@@ -48,6 +48,10 @@ type Provider struct {
 
 	profilesMu sync.Mutex
 	profiles   map[string]profileEntry // node class → instance profile known good
+	// profileWriteMu serialises the IAM calls that bring profiles in line,
+	// so the node class controller and a launch resolving at once do not
+	// race each other's create and add-role.
+	profileWriteMu sync.Mutex
 
 	subnetsMu   sync.Mutex
 	fullSubnets map[string]time.Time // subnet → hidden until
