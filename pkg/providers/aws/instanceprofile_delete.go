@@ -27,6 +27,9 @@ func (p *Provider) DeleteInstanceProfile(ctx context.Context, nc *awsv1.EC2NodeC
 		return nil
 	}
 	name := ManagedInstanceProfileName(p.cluster.Name, p.opts.Region, nc.Name)
+	// Not while a Resolve of this provider is half-way through making it.
+	p.profileWriteMu.Lock()
+	defer p.profileWriteMu.Unlock()
 	p.profilesMu.Lock()
 	delete(p.profiles, nc.Name)
 	p.profilesMu.Unlock()
