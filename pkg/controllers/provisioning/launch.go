@@ -44,7 +44,7 @@ func (p *Provisioner) create(ctx context.Context, pool *nsv1.NodePool, cp *sched
 			}},
 		},
 		Spec: nsv1.NodeClaimSpec{
-			Requirements:           cp.Requirements.NodeSelectorRequirements(),
+			Requirements:           claimRequirements(cp),
 			Resources:              nsv1.ResourceRequirements{Requests: cp.Requests},
 			Taints:                 cp.Taints,
 			StartupTaints:          cp.StartupTaints,
@@ -66,6 +66,18 @@ func (p *Provisioner) create(ctx context.Context, pool *nsv1.NodePool, cp *sched
 	p.recorder.Publish(events.Normal(claim, "Created", "Provision", fmt.Sprintf("for %d pods, %d launch options from $%.4f/h",
 		len(cp.Pods), len(cp.Options), cp.Price())))
 	return claim, nil
+}
+
+// claimRequirements are the plan's requirements minus the keys the system
+// sets per node (nodepool, hostname…), which the API refuses in a spec.
+func claimRequirements(cp *scheduling.ClaimPlan) []nsv1.NodeSelectorRequirementWithMinValues {
+	var out []nsv1.NodeSelectorRequirementWithMinValues
+	for _, r := range cp.Requirements.NodeSelectorRequirements() {
+		if _, restricted := nsv1.RestrictedLabels[r.Key]; !restricted {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // launchAll launches the claims in parallel (their launch marks are held)

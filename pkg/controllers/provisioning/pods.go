@@ -46,8 +46,9 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 		}
 		return reconcile.Result{}, nil
 	}
-	if _, nominated := c.cluster.Nominated(pod.UID); !nominated {
-		c.provisioner.Trigger(string(pod.UID))
-	}
+	// Nominated pods trigger too: the cycle decides whether their
+	// nomination still holds (see Provisioner.pending), and a cycle with
+	// nothing to plan is cheap.
+	c.provisioner.Trigger(string(pod.UID))
 	return reconcile.Result{RequeueAfter: recheck}, nil
 }

@@ -60,6 +60,13 @@ func New(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.C
 	if opts.MaxRounds <= 0 {
 		opts.MaxRounds = 3
 	}
+	if opts.Solve.MaxOptionsPerClaim <= 0 {
+		// Hand the provider a wide choice: it cuts to what one CreateFleet
+		// takes while keeping minValues satisfied, which a plain price cut
+		// here could not (the cheapest 60 options of a large claim may span
+		// only one or two families).
+		opts.Solve.MaxOptionsPerClaim = 240
+	}
 	return &Provisioner{kube: kube, cloud: cloud, cluster: cluster, launcher: launcher,
 		batcher: batcher.New(clk, opts.BatchIdle, opts.BatchMax), clk: clk, recorder: rec, metrics: m, opts: opts,
 		recent: newRecentClaims(clk, 2*time.Minute)}
@@ -153,14 +160,20 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 		}
 		claims = append(claims, claim)
 	}
-	log.FromContext(ctx).Info("provisioning cycle", "pending", len(pending), "nominated", len(plan.Nominations),
-		"newClaims", len(claims), "unschedulable", len(plan.Unschedulable), "duration", p.clk.Since(start).String())
+	kv := []any{"pending", len(pending), "nominated", len(plan.Nominations), "newClaims", len(claims),
+		"unschedulable", len(plan.Unschedulable), "duration", p.clk.Since(start).String()}
+	if len(plan.Unschedulable) > 0 {
+		kv = append(kv, "firstUnschedulable", plan.Unschedulable[0].Reason)
+	}
+	log.FromContext(ctx).Info("provisioning cycle", kv...)
 	return p.launchAll(ctx, claims), nil
 }
 
 // pending returns the provisionable pods not held by a nomination, and the
 // nominated ones grouped by target so their capacity counts as taken.
 func (p *Provisioner) pending(snap *state.Snapshot) ([]*corev1.Pod, map[string][]*corev1.Pod) {
+	ready := readySince(snap)
+	now := p.clk.Now()
 	var out []*corev1.Pod
 	nominated := map[string][]*corev1.Pod{}
 	for _, pod := range snap.Pods {
@@ -168,12 +181,38 @@ func (p *Provisioner) pending(snap *state.Snapshot) ([]*corev1.Pod, map[string][
 			continue
 		}
 		if target, ok := p.cluster.Nominated(pod.UID); ok {
-			nominated[target] = append(nominated[target], pod)
-			continue
+			// Once its target has been ready for a while, kube-scheduler has
+			// had its chance: a pod still pending lost its place to another
+			// pod and is planned again now rather than at nomination expiry.
+			if at, isReady := ready[target]; !isReady || now.Sub(at) < nominationGrace {
+				nominated[target] = append(nominated[target], pod)
+				continue
+			}
+			p.cluster.Forget(pod.UID)
 		}
 		out = append(out, pod)
 	}
 	return out, nominated
+}
+
+// nominationGrace is how long kube-scheduler gets to bind pods to a node
+// that became ready for them.
+const nominationGrace = 15 * time.Second
+
+// readySince maps claim and node names to when the claim initialized.
+func readySince(snap *state.Snapshot) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, c := range snap.NodeClaims {
+		cond := meta.FindStatusCondition(c.Status.Conditions, nsv1.ConditionInitialized)
+		if cond == nil || cond.Status != metav1.ConditionTrue {
+			continue
+		}
+		out[c.Name] = cond.LastTransitionTime.Time
+		if c.Status.NodeName != "" {
+			out[c.Status.NodeName] = cond.LastTransitionTime.Time
+		}
+	}
+	return out
 }
 
 // pools builds the solver's view of every usable pool, with usage computed

@@ -32,7 +32,9 @@ func (c *Controller) register(ctx context.Context, claim *nsv1.NodeClaim) (recon
 	}
 	base := node.DeepCopy()
 	SyncNode(claim, node)
-	if err := c.kube.Patch(ctx, node, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+	// No optimistic lock: the kubelet rewrites the node's status every few
+	// seconds, and a conflict there says nothing about the fields we set.
+	if err := c.kube.Patch(ctx, node, client.MergeFrom(base)); err != nil {
 		return reconcile.Result{}, fmt.Errorf("registering node %s for nodeclaim %s: %w", node.Name, claim.Name, err)
 	}
 	claim.Status.NodeName = node.Name

@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
+)
+
+// bridge does what kubelet registration and the cloud's node lifecycle
+// controller do on a real cluster: when a simulated instance is running it
+// creates the instance's Node (providerID, the labels and taints of its user
+// data, capacity and allocatable from its instance type, the KWOK
+// annotation), and when the instance is terminated it deletes the Node.
+type bridge struct {
+	kube    client.Client
+	catalog *catalog.Catalog
+	work    chan fakeaws.Event
+
+	mu sync.Mutex
+	// onLaunch runs synchronously inside the simulated CreateFleet call,
+	// before its response is written.
+	onLaunch func(fakeaws.Instance)
+}
+
+func newBridge(ctx context.Context, kube client.Client, cat *catalog.Catalog) *bridge {
+	b := &bridge{kube: kube, catalog: cat, work: make(chan fakeaws.Event, 10000)}
+	for range 8 {
+		go b.run(ctx)
+	}
+	return b
+}
+
+func (b *bridge) setOnLaunch(fn func(fakeaws.Instance)) {
+	b.mu.Lock()
+	b.onLaunch = fn
+	b.mu.Unlock()
+}
+
+// observe is the World subscriber; it must not block the world.
+func (b *bridge) observe(e fakeaws.Event) {
+	if e.Kind == fakeaws.EventLaunched {
+		b.mu.Lock()
+		fn := b.onLaunch
+		b.mu.Unlock()
+		if fn != nil {
+			fn(e.Instance)
+		}
+	}
+	if e.Kind == fakeaws.EventRunning || e.Kind == fakeaws.EventTerminated {
+		b.work <- e
+	}
+}
+
+func (b *bridge) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e := <-b.work:
+			var err error
+			if e.Kind == fakeaws.EventRunning {
+				err = b.register(ctx, e.Instance)
+			} else {
+				err = client.IgnoreNotFound(b.kube.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName(e.Instance)}}))
+			}
+			if err != nil && ctx.Err() == nil {
+				log.Printf("bridge: %s %s: %v", e.Kind, e.Instance.ID, err)
+			}
+		}
+	}
+}
+
+func nodeName(in fakeaws.Instance) string { return strings.ToLower(in.ID) }
+
+func (b *bridge) register(ctx context.Context, in fakeaws.Instance) error {
+	labels, taints, err := awsprovider.ParseUserData(in.UserData)
+	if err != nil {
+		return fmt.Errorf("parsing user data: %w", err)
+	}
+	it, ok := b.catalog.Get(in.Type)
+	if !ok {
+		return fmt.Errorf("instance type %s not in the catalog", in.Type)
+	}
+	name := nodeName(in)
+	all := map[string]string{
+		corev1.LabelHostname:           name,
+		corev1.LabelArchStable:         catalog.KubeArch(in.Arch),
+		corev1.LabelOSStable:           "linux",
+		corev1.LabelInstanceTypeStable: in.Type,
+		corev1.LabelTopologyZone:       in.Zone,
+		corev1.LabelTopologyRegion:     labRegion,
+	}
+	for k, v := range labels {
+		all[k] = v
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: all, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+		Spec:       corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///%s/%s", in.Zone, in.ID), Taints: taints},
+		// Like kubelet, register with capacity in the first write: KWOK
+		// takes over the status as soon as the Node exists.
+		Status: corev1.NodeStatus{Capacity: it.Capacity.DeepCopy(), Allocatable: it.Allocatable()},
+	}
+	for attempt := 0; ; attempt++ {
+		err = b.kube.Create(ctx, node)
+		if err == nil || attempt == 5 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if client.IgnoreAlreadyExists(err) != nil {
+		return fmt.Errorf("creating node: %w", err)
+	}
+	return nil
+}

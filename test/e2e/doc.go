@@ -1,0 +1,16 @@
+// Package e2e is the controller lab: a real control plane (kube-apiserver,
+// etcd, kube-scheduler and kube-controller-manager from test/testenv), the
+// simulated AWS (pkg/fakeaws) served on loopback, KWOK playing the kubelet of
+// every node, a small bridge that registers a Node when a simulated instance
+// boots (as kubelet registration would: providerID, the labels and taints of
+// its user data, capacity from its instance type) and removes it when the
+// instance terminates, and the real cmd/controller binary as a process.
+//
+// The scenarios run in order against one lab (TestLab): a 1,000-pod
+// scale-up and scale-down, NodePool limits, spot capacity errors, a crash
+// between CreateFleet and the status write, and a drain held by a PDB.
+// Instances boot in 2 s here (EC2 takes tens of seconds) so the lab fits in
+// CI time on two cores.
+//
+// Test-only package: no production code imports it.
+package e2e

@@ -1,0 +1,329 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	"github.com/nodesmith/nodesmith/test/testenv"
+)
+
+const (
+	labCluster = "lab"
+	labRegion  = "us-east-1"
+	bootDelay  = 2 * time.Second
+)
+
+var lab *Lab
+
+// Lab is the running end-to-end environment.
+type Lab struct {
+	Env     *testenv.Env
+	World   *fakeaws.World
+	AWSURL  string
+	Fleets  *fleetLog
+	Bridge  *bridge
+	Catalog *catalog.Catalog
+
+	ctx        context.Context
+	binary     string
+	controller *controllerProc
+	// peakRSSKiB is the highest VmHWM seen over every controller process.
+	peakRSSKiB int64
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(runLab(m))
+}
+
+func runLab(m *testing.M) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l, err := startLab(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: lab: %v\n", err)
+		if l != nil && l.Env != nil {
+			_ = l.Env.Stop()
+		}
+		return 1
+	}
+	lab = l
+	code := m.Run()
+	if l.controller != nil {
+		l.controller.stop()
+	}
+	cancel()
+	if err := l.Env.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: stopping the lab: %v\n", err)
+		return 1
+	}
+	return code
+}
+
+func startLab(ctx context.Context) (*Lab, error) {
+	l := &Lab{ctx: ctx, Fleets: &fleetLog{}}
+	kwok, err := kwokPath()
+	if err != nil {
+		return nil, err
+	}
+	env, err := testenv.Start(testenv.Options{FullAdmission: true})
+	if err != nil {
+		return nil, err
+	}
+	l.Env = env
+	// The ReplicaSet controller's default 20 QPS would take a minute to
+	// create 1,000 pods; a real cluster's control plane is not that slow.
+	if _, err := env.StartControllerManager(ctx, "--kube-api-qps=300", "--kube-api-burst=600"); err != nil {
+		return l, err
+	}
+	schedCfg := filepath.Join(env.Dir, "scheduler.yaml")
+	if err := os.WriteFile(schedCfg, []byte(fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %s
+  qps: 300
+  burst: 600
+leaderElection:
+  leaderElect: false
+`, env.KubeconfigPath)), 0o600); err != nil {
+		return l, err
+	}
+	if _, err := env.StartControlPlaneComponent(ctx, "kube-scheduler", "--config="+schedCfg, "--secure-port=0"); err != nil {
+		return l, err
+	}
+	stages, err := filepath.Abs("testdata/kwok-stages.yaml")
+	if err != nil {
+		return l, err
+	}
+	if _, err := env.StartControlPlaneComponent(ctx, kwok, "--kubeconfig="+env.KubeconfigPath,
+		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+		"--config="+stages, "--cidr=10.64.0.0/12", "--node-ip=10.0.0.1", "--server-address="); err != nil {
+		return l, err
+	}
+
+	specs, err := catalog.Specs()
+	if err != nil {
+		return l, err
+	}
+	zones := []string{labRegion + "a", labRegion + "b", labRegion + "c"}
+	l.Catalog, err = catalog.Load(catalog.Options{})
+	if err != nil {
+		return l, err
+	}
+	l.World = fakeaws.NewWorld(fakeaws.Options{
+		Region: labRegion, Zones: zones, Specs: fakeaws.SpecsFromCatalog(specs, labRegion, zones),
+		BootDelay: bootDelay, ShutdownDelay: time.Second, ClusterName: labCluster, Seed: 7, DefaultCapacity: 1000,
+	})
+	go l.World.Run(ctx, 100*time.Millisecond)
+	srv := httptest.NewServer(l.Fleets.wrap(fakeaws.NewServer(l.World)))
+	go func() { <-ctx.Done(); srv.Close() }()
+	l.AWSURL = srv.URL
+	l.Bridge = newBridge(ctx, env.Client, l.Catalog)
+	l.World.Subscribe(l.Bridge.observe)
+
+	l.binary = filepath.Join(env.Dir, "nodesmith-controller")
+	build := exec.Command("go", "build", "-o", l.binary, "./cmd/controller")
+	build.Dir = testenv.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		return l, fmt.Errorf("building cmd/controller: %v\n%s", err, out)
+	}
+	if err := applyFleet(ctx, env.Client); err != nil {
+		return l, err
+	}
+	if err := l.startController(); err != nil {
+		return l, err
+	}
+	return l, nil
+}
+
+func kwokPath() (string, error) {
+	if p := os.Getenv("NODESMITH_KWOK"); p != "" {
+		return p, nil
+	}
+	cache, err := testenv.CacheDir()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(cache, "kwok-v0.8.0", "kwok")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("kwok not found at %s (run make tools, or tools/build.sh kwok): %w", p, err)
+	}
+	return p, nil
+}
+
+// controllerProc is the controller binary running against the lab.
+type controllerProc struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+func (l *Lab) startController() error {
+	logf, err := os.CreateTemp(l.Env.Dir, "controller-*.log")
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(l.binary,
+		"--kubeconfig="+l.Env.KubeconfigPath,
+		"--cluster-name="+labCluster,
+		"--cluster-endpoint=https://api.lab.invalid",
+		"--aws-region="+labRegion,
+		"--aws-endpoint="+l.AWSURL,
+		"--leader-elect=false",
+		"--metrics-bind-address=0",
+		"--health-probe-bind-address=0",
+		"--gc-interval=5s", "--gc-grace=10s",
+		"--registration-timeout=3m",
+	)
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=lab", "AWS_SECRET_ACCESS_KEY=lab", "AWS_EC2_METADATA_DISABLED=true")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("starting the controller: %w", err)
+	}
+	p := &controllerProc{cmd: cmd, log: logf.Name(), done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
+	l.controller = p
+	go l.watchRSS(p)
+	return nil
+}
+
+// watchRSS samples the process's high-water mark until it exits.
+func (l *Lab) watchRSS(p *controllerProc) {
+	for {
+		if kib := vmHWM(p.cmd.Process.Pid); kib > 0 {
+			l.recordRSS(kib)
+		}
+		select {
+		case <-p.done:
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+var rssMu sync.Mutex
+
+func (l *Lab) recordRSS(kib int64) {
+	rssMu.Lock()
+	defer rssMu.Unlock()
+	if kib > l.peakRSSKiB {
+		l.peakRSSKiB = kib
+	}
+}
+
+func (l *Lab) PeakRSSMiB() float64 {
+	rssMu.Lock()
+	defer rssMu.Unlock()
+	return float64(l.peakRSSKiB) / 1024
+}
+
+var hwmRE = regexp.MustCompile(`VmHWM:\s+(\d+) kB`)
+
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	m := hwmRE.FindSubmatch(b)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return n
+}
+
+// kill ends the controller at once (SIGKILL), as a crashed pod would.
+func (p *controllerProc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// stop ends the controller gracefully.
+func (p *controllerProc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		p.kill()
+	}
+}
+
+func (p *controllerProc) tail(n int) string {
+	b, _ := os.ReadFile(p.log)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fleetLog records every CreateFleet request as it crosses the wire.
+type fleetLog struct {
+	mu       sync.Mutex
+	requests []fleetRequest
+}
+
+type fleetRequest struct {
+	At           time.Time
+	CapacityType string
+	Overrides    int
+	Total        int
+}
+
+var overrideRE = regexp.MustCompile(`^LaunchTemplateConfigs\.\d+\.Overrides\.\d+\.InstanceType$`)
+
+func (f *fleetLog) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if form, err := url.ParseQuery(string(body)); err == nil && form.Get("Action") == "CreateFleet" {
+			req := fleetRequest{At: time.Now(), CapacityType: form.Get("TargetCapacitySpecification.DefaultTargetCapacityType")}
+			req.Total, _ = strconv.Atoi(form.Get("TargetCapacitySpecification.TotalTargetCapacity"))
+			for k := range form {
+				if overrideRE.MatchString(k) {
+					req.Overrides++
+				}
+			}
+			f.mu.Lock()
+			f.requests = append(f.requests, req)
+			f.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (f *fleetLog) since(t time.Time) []fleetRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []fleetRequest
+	for _, r := range f.requests {
+		if !r.At.Before(t) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

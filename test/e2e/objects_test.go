@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/test/testenv"
+)
+
+const (
+	spotPool = "spot-fleet"
+	flexPool = "flex"
+	ns       = "lab"
+)
+
+// applyFleet creates the example spot fleet (examples/spot-fleet.yaml),
+// pointed at the lab's subnets, plus a pool that may fall back to on-demand,
+// and the lab namespace. Lab changes to the example: the discovery tag names
+// the lab cluster, empty nodes go after 5 s instead of 1 m, and half the
+// pool may be disrupted at once instead of 10 %, so scale-down fits CI time.
+func applyFleet(ctx context.Context, kube client.Client) error {
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", "spot-fleet.yaml"))
+	if err != nil {
+		return err
+	}
+	var class *awsv1.EC2NodeClass
+	var pool *nsv1.NodePool
+	for _, doc := range bytes.Split(raw, []byte("\n---")) {
+		switch {
+		case bytes.Contains(doc, []byte("\nkind: NodePool")):
+			pool = &nsv1.NodePool{}
+			if err := yaml.UnmarshalStrict(doc, pool); err != nil {
+				return fmt.Errorf("reading the example NodePool: %w", err)
+			}
+		case bytes.Contains(doc, []byte("\nkind: EC2NodeClass")):
+			class = &awsv1.EC2NodeClass{}
+			if err := yaml.UnmarshalStrict(doc, class); err != nil {
+				return fmt.Errorf("reading the example EC2NodeClass: %w", err)
+			}
+		}
+	}
+	if class == nil || pool == nil {
+		return fmt.Errorf("examples/spot-fleet.yaml lacks the EC2NodeClass or the NodePool")
+	}
+	retag := func(m map[string]string) {
+		for k := range m {
+			if k == awsv1.TagDiscovery {
+				m[k] = labCluster
+			}
+		}
+	}
+	for i := range class.Spec.SubnetSelectorTerms {
+		retag(class.Spec.SubnetSelectorTerms[i].Tags)
+	}
+	for i := range class.Spec.SecurityGroupSelectorTerms {
+		retag(class.Spec.SecurityGroupSelectorTerms[i].Tags)
+	}
+	labTuning(pool)
+
+	flex := pool.DeepCopy()
+	flex.Name = flexPool
+	flex.Spec.Template.ObjectMeta.Labels = map[string]string{"fleet": "flex"}
+	flex.Spec.Weight = ptr.To(int32(10))
+	for i, r := range flex.Spec.Template.Spec.Requirements {
+		if r.Key == nsv1.LabelCapacityType {
+			flex.Spec.Template.Spec.Requirements[i].Values = []string{nsv1.CapacityTypeSpot, nsv1.CapacityTypeOnDemand}
+		}
+		if r.Key == awsv1.LabelInstanceFamily {
+			// Few families, so a test can exhaust every spot pool.
+			flex.Spec.Template.Spec.Requirements[i].Values = []string{"m5", "c5", "r5"}
+			flex.Spec.Template.Spec.Requirements[i].MinValues = ptr.To(1)
+		}
+	}
+	for _, o := range []client.Object{class, pool, flex, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}} {
+		if err := kube.Create(ctx, o); err != nil {
+			return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func labTuning(pool *nsv1.NodePool) {
+	pool.Spec.Disruption.ConsolidateAfter = nsv1.MustParseNillableDuration("5s")
+	pool.Spec.Disruption.Budgets = []nsv1.Budget{{Nodes: "50%"}}
+}
+
+// deployment is a pause Deployment whose pods select a pool's template label.
+func deployment(name, fleet string, replicas int32, cpu, mem string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					NodeSelector:                  map[string]string{"fleet": fleet},
+					TerminationGracePeriodSeconds: ptr.To(int64(5)),
+					Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}}},
+				},
+			},
+		},
+	}
+}
+
+func isFamily(instanceType string, families ...string) bool {
+	for _, f := range families {
+		if strings.HasPrefix(instanceType, f+".") {
+			return true
+		}
+	}
+	return false
+}
