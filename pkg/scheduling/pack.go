@@ -225,6 +225,7 @@ func (s *solver) pack(p *pool, items []*item) {
 			rest = append(rest, it)
 		}
 	}
+	first := len(s.bins)
 	// Bins of this pool from earlier rounds take what fits first.
 	for _, b := range s.bins {
 		if b.p == p {
@@ -327,6 +328,7 @@ func (s *solver) pack(p *pool, items []*item) {
 	for _, it := range items {
 		it.dead = false
 	}
+	s.repack(p, rest, first)
 }
 
 // seedKey is the first hostname group a seed's pods are limited by (-1 for

@@ -26,6 +26,13 @@ func (s *solver) worth(p *pool, it *item) {
 		return
 	}
 	it.worthDone = true
+	it.worth, it.short = s.cheapestPerPod(p, it, math.Inf(1))
+}
+
+// cheapestPerPod returns the lowest $/h per pod of packing it alone on one
+// of the pool's types priced below the given price, and up to
+// shortlistLen types achieving the lowest such costs, cheapest first.
+func (s *solver) cheapestPerPod(p *pool, it *item, below float64) (float64, []int) {
 	type cand struct {
 		ti   int
 		cost float64
@@ -44,7 +51,11 @@ func (s *solver) worth(p *pool, it *item) {
 		if it.v.hostScoped || len(it.c.ports) > 0 {
 			per = 1
 		}
-		cost := s.slotPrice(pt, mask) / float64(per)
+		price := s.slotPrice(pt, mask)
+		if price >= below {
+			continue
+		}
+		cost := price / float64(per)
 		// Insertion into the short list, cheapest first.
 		if n < shortlistLen {
 			n++
@@ -59,12 +70,13 @@ func (s *solver) worth(p *pool, it *item) {
 		best[i] = cand{ti, cost}
 	}
 	if n == 0 {
-		return
+		return 0, nil
 	}
-	it.worth = best[0].cost
+	short := make([]int, 0, n)
 	for _, c := range best[:n] {
-		it.short = append(it.short, c.ti)
+		short = append(short, c.ti)
 	}
+	return best[0].cost, short
 }
 
 // perNode is how many pods of request req fit in alloc.
@@ -107,6 +119,12 @@ type targetChoice struct {
 // -1 when no nominated type can take the anchor; the caller falls back to
 // chooseTarget.
 func (s *solver) chooseByValue(p *pool, anchor *item, items []*item, last *targetChoice) int {
+	return s.chooseByValueBelow(p, anchor, items, last, math.Inf(1))
+}
+
+// chooseByValueBelow is chooseByValue among types whose price is below
+// the given one.
+func (s *solver) chooseByValueBelow(p *pool, anchor *item, items []*item, last *targetChoice, below float64) int {
 	if last.anchor == anchor && last.target >= 0 {
 		again := true
 		for i, it := range items {
@@ -119,14 +137,15 @@ func (s *solver) chooseByValue(p *pool, anchor *item, items []*item, last *targe
 			return last.target
 		}
 	}
-	best, _, bestUse := s.bestTarget(p, anchor, items)
+	best, _, bestUse := s.bestTarget(p, anchor, items, below)
 	*last = targetChoice{anchor: anchor, target: best, use: bestUse}
 	return best
 }
 
 // bestTarget simulates the anchor's candidate types and returns the best,
-// its worth per dollar and the pods per item of its simulated fill.
-func (s *solver) bestTarget(p *pool, anchor *item, items []*item) (int, float64, []int64) {
+// its worth per dollar and the pods per item of its simulated fill. Only
+// types priced below the given price are candidates.
+func (s *solver) bestTarget(p *pool, anchor *item, items []*item, below float64) (int, float64, []int64) {
 	for _, it := range items {
 		s.worth(p, it)
 	}
@@ -154,6 +173,9 @@ func (s *solver) bestTarget(p *pool, anchor *item, items []*item) (int, float64,
 			continue
 		}
 		price := s.slotPrice(pt, allowed)
+		if price >= below {
+			continue
+		}
 		value := s.simulate(pt, ti, anchor, items, cnt, use)
 		eff := value / price
 		// At equal value per dollar, fewer larger nodes: less overhead and
