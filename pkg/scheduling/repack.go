@@ -9,13 +9,18 @@ import (
 
 // Repacking claims. The LP seeding and the value-driven packer leave a few
 // large claims partly filled: the LP buys 1.6 memory nodes, a plan buys 2.
-// A node that is a third empty costs more than its pods would on a set of
-// cheaper nodes (small memory types, burstable types, spare room in other
-// claims), so after packing, the worst-filled claims are taken apart and
-// their pods re-placed on strictly cheaper types; the change is kept only
-// when the pool's cost drops. Only pods without topology constraints, host
-// ports or zone quotas take part: their placement records nothing, so a
-// claim can be undone exactly.
+// Two moves fix most of it once packing is done, each kept only when the
+// pool's cost drops:
+//   - replace: the worst-filled claims are taken apart and their pods
+//     re-placed on strictly cheaper types (small memory types, burstable
+//     types), by value and, as a second attempt, each class on its own
+//     cheapest type per pod;
+//   - drain: small claims are emptied into the spare room of one other
+//     claim each, without that claim growing, most expensive first (a
+//     large memory node a third empty in cpu holds a dozen small nodes'
+//     pods).
+// Only pods without topology constraints, host ports or zone quotas take
+// part: placing one records nothing, so a move can be undone exactly.
 
 // repackTries caps how many claims one pack call tries to take apart.
 const repackTries = 6
@@ -58,15 +63,9 @@ func (s *solver) binWaste(b *bin) float64 {
 	return s.binCost(b) * (1 - fill)
 }
 
-// binSnap is a bin's state before a repack attempt.
-type binSnap struct {
-	b   *bin
-	val bin
-}
-
-// repack takes apart the worst-filled bins of pool p from first on whose
-// pods all belong to movable items and re-places their pods on strictly
-// cheaper types, keeping each change that lowers the cost.
+// repack improves the bins of pool p from first on: the worst-filled ones
+// whose pods are all movable are replaced by cheaper ones, then bins are
+// drained into others' spare room.
 func (s *solver) repack(p *pool, items []*item, first int) {
 	var free []*item
 	byClass := map[*podClass]*item{}
@@ -99,7 +98,6 @@ func (s *solver) repack(p *pool, items []*item, first int) {
 			cands = append(cands, cand{b, s.binWaste(b)})
 		}
 	}
-	s.drain(p, free, byClass, first)
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].waste > cands[j].waste })
 	for _, c := range cands[:min(len(cands), repackTries)] {
 		if c.waste <= 0 {
@@ -107,25 +105,19 @@ func (s *solver) repack(p *pool, items []*item, first int) {
 		}
 		s.repackBin(p, c.b, free, byClass)
 	}
+	s.drain(p, free, byClass, first)
 	for _, it := range free {
 		it.dead = false
 	}
 }
 
-// repackBin removes b and re-places its pods: first into spare room of the
-// pool's other bins (without growing them), then onto new bins of types
+// repackBin removes b and re-places its pods onto new bins of types
 // cheaper than b, chosen by value or, in a second attempt, by each class's
 // cheapest type per pod. It keeps the cheaper attempt when it costs less
-// than b, and restores everything otherwise.
+// than b, and restores b otherwise.
 func (s *solver) repackBin(p *pool, b *bin, free []*item, byClass map[*podClass]*item) {
 	old := s.binCost(b)
-	// Snapshot what an attempt can change.
-	var snaps []binSnap
-	for _, o := range s.bins {
-		if o.p == p {
-			snaps = append(snaps, binSnap{o, o.copyState()})
-		}
-	}
+	saved := b.copyState()
 	binsCopy := append([]*bin(nil), s.bins...)
 	nodesUsed := s.nodesUsed[p.idx]
 	poolUsed := p.used.clone()
@@ -134,10 +126,8 @@ func (s *solver) repackBin(p *pool, b *bin, free []*item, byClass map[*podClass]
 		lefts[i] = it.st.left
 	}
 	restore := func() {
-		for _, sn := range snaps {
-			*sn.b = sn.val.copyState()
-		}
-		s.bins = append([]*bin(nil), binsCopy...)
+		*b = saved.copyState()
+		s.bins = append(s.bins[:0], binsCopy...)
 		s.nodesUsed[p.idx] = nodesUsed
 		copy(p.used, poolUsed)
 		for i, it := range free {
@@ -206,19 +196,13 @@ func (s *solver) replace(p *pool, b *bin, free []*item, byClass map[*podClass]*i
 		}
 	}
 	s.nodesUsed[p.idx]--
-	kept := make([]*bin, 0, len(s.bins))
+	kept := s.bins[:0]
 	for _, o := range s.bins {
 		if o != b {
 			kept = append(kept, o)
 		}
 	}
 	s.bins = kept
-	// Spare room first: it is paid for already.
-	for _, o := range s.bins {
-		if o.p == p && len(o.pods) > 0 {
-			s.fill(o, free, true)
-		}
-	}
 	spent := 0.0
 	last := targetChoice{target: -1}
 	for spent < old {
