@@ -263,13 +263,13 @@ func indexOf(items []*item, it *item) int {
 // bins with room left in their current type: a large memory node that is
 // a third empty in cpu holds a dozen small nodes' pods for nothing.
 func (s *solver) drain(p *pool, free []*item, byClass map[*podClass]*item, first int) {
-	var donors, receivers []*bin
+	var donors, spare []*bin
 	for _, b := range s.bins[first:] {
 		if b.p != p || len(b.pods) == 0 || b.cur < 0 {
 			continue
 		}
 		if s.spareFor(b, free) {
-			receivers = append(receivers, b)
+			spare = append(spare, b)
 		}
 		movable := true
 		for _, c := range b.podCls {
@@ -282,7 +282,24 @@ func (s *solver) drain(p *pool, free []*item, byClass map[*podClass]*item, first
 			donors = append(donors, b)
 		}
 	}
-	if len(receivers) == 0 || len(donors) == 0 {
+	if len(spare) == 0 || len(donors) == 0 {
+		return
+	}
+	// A receiver must hold at least the smallest donor in every dimension;
+	// most bins with spare room hold one more small pod, not a whole bin.
+	least := donors[0].used.clone()
+	for _, d := range donors[1:] {
+		for i, u := range d.used {
+			least[i] = min(least[i], u)
+		}
+	}
+	var receivers []*bin
+	for _, r := range spare {
+		if r.used.fitsWith(least, r.p.types[r.cur].alloc) {
+			receivers = append(receivers, r)
+		}
+	}
+	if len(receivers) == 0 {
 		return
 	}
 	cost := map[*bin]float64{}
