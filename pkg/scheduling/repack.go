@@ -354,6 +354,7 @@ func (s *solver) moveAll(d, r *bin, byClass map[*podClass]*item) bool {
 	p := d.p
 	before := s.binCost(r)
 	saveR := r.copyState()
+	poolUsed := p.used.clone()
 	type left struct {
 		it   *item
 		left []*corev1.Pod
@@ -381,6 +382,7 @@ func (s *solver) moveAll(d, r *bin, byClass map[*podClass]*item) bool {
 	}
 	if !ok {
 		*r = saveR
+		copy(p.used, poolUsed)
 		for _, sv := range saved {
 			sv.it.st.left = sv.left
 		}
