@@ -71,14 +71,25 @@
 //     New claims are only sized from zones where the anchor class still
 //     has spread quota, so a type missing from some zones cannot strand
 //     a zone's share.
-//  7. Shrinking and options. Each claim launches as the cheapest type that
+//  7. Repacking (repack.go). Rounding leaves a few large claims partly
+//     filled (the LP buys 1.6 memory nodes, a plan buys 2). Once a pool is
+//     packed, the worst-filled claims (price × unused share) are taken
+//     apart and their pods re-placed on strictly cheaper types, by value
+//     and, as a second attempt, each class on its own cheapest type per
+//     pod; then claims are drained, most expensive first, into the spare
+//     room of one other claim each without that claim growing (a large
+//     memory node a third empty in cpu takes a dozen small nodes' pods).
+//     Each move is kept only when the cost drops. Only pods without
+//     topology constraints, host ports or zone quotas move: placing one
+//     records nothing, so a move is undone exactly.
+//  8. Shrinking and options. Each claim launches as the cheapest type that
 //     holds its pods plus DaemonSet overhead; its options are every fitting
 //     (type, zone, capacity type) in its allowed slots, cheapest first, at
 //     most MaxOptionsPerClaim. Only the cheapest option's capacity type is
 //     listed: spot when the pool allows it and it is cheaper; the provider
 //     falls back to on-demand itself when spot is short (ICE), and the next
 //     solve sees the ICE cache.
-//  8. Limits are pessimistic: a claim counts the largest capacity among its
+//  9. Limits are pessimistic: a claim counts the largest capacity among its
 //     options, so whichever option launches, the pool stays within its
 //     limits; options that would break the limit are dropped.
 //
