@@ -22,7 +22,8 @@ import (
 // Only pods without topology constraints, host ports or zone quotas take
 // part: placing one records nothing, so a move can be undone exactly.
 
-// repackTries caps how many claims one pack call tries to take apart.
+// repackTries caps how many claims one pack call tries to take apart (of
+// the 4×repackTries worst filled).
 const repackTries = 6
 
 // repackable reports whether it's pods can be moved freely: nothing is
@@ -99,10 +100,15 @@ func (s *solver) repack(p *pool, items []*item, first int) {
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].waste > cands[j].waste })
-	for _, c := range cands[:min(len(cands), repackTries)] {
-		if c.waste <= 0 {
+	tries := 0
+	for _, c := range cands[:min(len(cands), 4*repackTries)] {
+		if c.waste <= 0 || tries == repackTries {
 			break
 		}
+		if !s.cheaperHome(p, c.b, byClass) {
+			continue // already on the cheapest type any of its pods fits
+		}
+		tries++
 		s.repackBin(p, c.b, free, byClass)
 	}
 	s.drain(p, free, byClass, first)
@@ -162,6 +168,22 @@ func (s *solver) repackBin(p *pool, b *bin, free []*item, byClass map[*podClass]
 			it.dead = false
 		}
 	}
+}
+
+// cheaperHome reports whether some pod of b fits a type priced below b.
+func (s *solver) cheaperHome(p *pool, b *bin, byClass map[*podClass]*item) bool {
+	old := s.binCost(b)
+	seen := map[*podClass]bool{}
+	for _, c := range b.podCls {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if _, short := s.cheapestPerPod(p, byClass[c], old); len(short) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // copyState copies the bin with its own slices.
