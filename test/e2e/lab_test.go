@@ -288,6 +288,8 @@ type fleetRequest struct {
 	CapacityType string
 	Overrides    int
 	Total        int
+	// Families are the distinct instance families among the overrides.
+	Families map[string]bool
 }
 
 var overrideRE = regexp.MustCompile(`^LaunchTemplateConfigs\.\d+\.Overrides\.\d+\.InstanceType$`)
@@ -301,11 +303,13 @@ func (f *fleetLog) wrap(next http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if form, err := url.ParseQuery(string(body)); err == nil && form.Get("Action") == "CreateFleet" {
-			req := fleetRequest{At: time.Now(), CapacityType: form.Get("TargetCapacitySpecification.DefaultTargetCapacityType")}
+			req := fleetRequest{At: time.Now(), CapacityType: form.Get("TargetCapacitySpecification.DefaultTargetCapacityType"), Families: map[string]bool{}}
 			req.Total, _ = strconv.Atoi(form.Get("TargetCapacitySpecification.TotalTargetCapacity"))
 			for k := range form {
 				if overrideRE.MatchString(k) {
 					req.Overrides++
+					family, _, _ := strings.Cut(form.Get(k), ".")
+					req.Families[family] = true
 				}
 			}
 			f.mu.Lock()
