@@ -1,0 +1,69 @@
+package provisioning
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+)
+
+// TestPendingReleasesNominationsOfReadyTargets: a pod nominated to a claim
+// stays out of the batch while the claim launches, and comes back once the
+// claim's node has been ready for nominationGrace without taking it.
+func TestPendingReleasesNominationsOfReadyTargets(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	unschedulable := func(uid string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: uid, UID: types.UID(uid)}, Status: corev1.PodStatus{
+			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
+	}
+	claim := func(name string, initializedAgo time.Duration) *nsv1.NodeClaim {
+		c := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if initializedAgo >= 0 {
+			c.Status.NodeName = name + "-node"
+			rules.SetCondition(&c.Status.Conditions, rules.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.NewTime(now.Add(-initializedAgo)))
+		}
+		return c
+	}
+	tests := []struct {
+		name          string
+		target        *nsv1.NodeClaim
+		nominateTo    string
+		wantPending   bool
+		wantNominated bool
+	}{
+		{name: "nominated to a launching claim", target: claim("c1", -1), nominateTo: "c1", wantNominated: true},
+		{name: "nominated to a claim ready for a moment", target: claim("c2", 5*time.Second), nominateTo: "c2", wantNominated: true},
+		{name: "nominated to a claim ready past the grace", target: claim("c3", time.Minute), nominateTo: "c3", wantPending: true},
+		{name: "nominated to the claim's node, ready past the grace", target: claim("c4", time.Minute), nominateTo: "c4-node", wantPending: true},
+		{name: "not nominated", target: claim("c5", -1), wantPending: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(now)
+			cluster := state.NewCluster(nil, clk, time.Hour)
+			p := &Provisioner{cluster: cluster, clk: clk}
+			pod := unschedulable("p")
+			if tt.nominateTo != "" {
+				cluster.Nominate(pod.UID, tt.nominateTo)
+			}
+			snap := &state.Snapshot{Pods: []*corev1.Pod{pod}, NodeClaims: []*nsv1.NodeClaim{tt.target}}
+			pending, nominated := p.pending(snap)
+			if (len(pending) == 1) != tt.wantPending {
+				t.Errorf("pending = %d pods, want pending %v", len(pending), tt.wantPending)
+			}
+			if (len(nominated[tt.nominateTo]) == 1) != tt.wantNominated {
+				t.Errorf("nominated = %v, want nominated %v", nominated, tt.wantNominated)
+			}
+			if _, still := cluster.Nominated(pod.UID); still != tt.wantNominated {
+				t.Errorf("nomination held = %v, want %v", still, tt.wantNominated)
+			}
+		})
+	}
+}
