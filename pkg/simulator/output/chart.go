@@ -52,8 +52,9 @@ var panels = []panel{
 		{name: "pending", color: red, value: func(s Sample) float64 { return float64(s.PendingPods) }},
 	}},
 	{title: "Nodes", ylabel: "nodes", counts: true, series: []series{
+		// On-demand first and dashed, so the spot curve stays visible where they meet.
+		{name: "on-demand", color: blue, dash: true, value: func(s Sample) float64 { return float64(s.NodesOnDemand) }},
 		{name: "spot", color: green, value: func(s Sample) float64 { return float64(s.NodesSpot) }},
-		{name: "on-demand", color: blue, value: func(s Sample) float64 { return float64(s.NodesOnDemand) }},
 	}},
 	{title: "Cost", ylabel: "USD per hour", series: []series{
 		{name: "all instances", color: yellow, value: func(s Sample) float64 { return s.CostPerHour }},
