@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +42,12 @@ func TestLab(t *testing.T) {
 		}
 	}
 	t.Logf("controller peak RSS (VmHWM, all processes): %.0f MiB", lab.PeakRSSMiB())
+	if dir := os.Getenv("NODESMITH_LAB_LOGS"); dir != "" {
+		// Keep the controller's log for reading after the lab is gone.
+		if b, err := os.ReadFile(lab.controller.log); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, "controller.log"), b, 0o644)
+		}
+	}
 }
 
 func scaleUp1000(t *testing.T) {
