@@ -82,7 +82,9 @@ func IgnoreNodeClaimNotFound(err error) error {
 // NodeClassNotReadyError means the node class cannot be resolved to launch settings.
 type NodeClassNotReadyError struct{ Err error }
 
-func (e *NodeClassNotReadyError) Error() string { return fmt.Sprintf("node class not ready: %v", e.Err) }
+func (e *NodeClassNotReadyError) Error() string {
+	return fmt.Sprintf("node class not ready: %v", e.Err)
+}
 func (e *NodeClassNotReadyError) Unwrap() error { return e.Err }
 
 // NewNodeClassNotReadyError wraps err.
