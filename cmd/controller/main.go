@@ -13,8 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -180,6 +178,7 @@ func newAWS(ctx context.Context, o *Options, kube client.Client, clk clock.Clock
 	if o.AWSEndpoint != "" {
 		awsCfg.BaseEndpoint = aws.String(o.AWSEndpoint)
 	}
+	ec2Client, ssmClient, iamClient := awsprovider.NewClients(awsCfg, o.AWSEndpoint)
 	getClass := func(ctx context.Context, name string) (*awsv1.EC2NodeClass, error) {
 		nc := &awsv1.EC2NodeClass{}
 		if err := kube.Get(ctx, types.NamespacedName{Name: name}, nc); err != nil {
@@ -188,8 +187,9 @@ func newAWS(ctx context.Context, o *Options, kube client.Client, clk clock.Clock
 		return nc, nil
 	}
 	p, err := awsprovider.New(awsprovider.Config{
-		EC2:         ec2.NewFromConfig(awsCfg),
-		SSM:         ssm.NewFromConfig(awsCfg),
+		EC2:         ec2Client,
+		SSM:         ssmClient,
+		IAM:         iamClient,
 		Clock:       clk,
 		Cluster:     awsprovider.Cluster{Name: o.ClusterName, Endpoint: o.ClusterEndpoint, CABundle: o.ClusterCABundle},
 		NodeClasses: getClass,

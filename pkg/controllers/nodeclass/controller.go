@@ -22,9 +22,13 @@ import (
 // resync is how often a class is resolved again.
 const resync = time.Minute
 
-// Resolver resolves a node class's selectors (the AWS provider).
+// Resolver resolves a node class's selectors and cleans up what resolving
+// created (the AWS provider).
 type Resolver interface {
 	Resolve(ctx context.Context, nc *awsv1.EC2NodeClass) (*aws.Resolved, error)
+	// DeleteInstanceProfile removes the instance profile managed for the
+	// class's role; it tolerates a profile that is already gone.
+	DeleteInstanceProfile(ctx context.Context, nc *awsv1.EC2NodeClass) error
 }
 
 // Controller reconciles EC2NodeClass status.
@@ -52,6 +56,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	nc := &awsv1.EC2NodeClass{}
 	if err := c.kube.Get(ctx, req.NamespacedName, nc); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !nc.DeletionTimestamp.IsZero() {
+		// Resolving now would recreate the profile the finalizer is removing.
+		return c.finalize(ctx, nc)
+	}
+	if err := c.ensureFinalizer(ctx, nc); err != nil {
+		return reconcile.Result{}, err
 	}
 	base := nc.DeepCopy()
 	now := metav1.NewTime(c.clk.Now())
