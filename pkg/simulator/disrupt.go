@@ -1,8 +1,6 @@
 package simulator
 
 import (
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -10,10 +8,6 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
-
-// budgetRetry is how soon the emptiness controller looks again at a node a
-// budget or a nomination held back.
-const budgetRetry = 10 * time.Second
 
 // emptySoon re-examines n at the end of this instant (after every pod event
 // of the instant), as the emptiness controller reconciles on pod events.
@@ -24,52 +18,58 @@ func (s *Sim) emptySoon(n *node) {
 	s.schedule(s.now, prioLate, func() { s.checkEmpty(n) })
 }
 
-// checkEmpty is the emptiness controller's decision for one node, with the
-// rules of pkg/lifecycle: an initialized node whose pods are all DaemonSet
-// pods becomes eligible consolidateAfter after its last pod event; it is
-// removed when no pending pod is nominated to it and the pool's budgets
-// allow one more disruption. Otherwise it is looked at again when that may
-// have changed. Consolidation of underused nodes is not simulated.
+// checkEmpty runs the emptiness controller's decision for one node
+// (pkg/lifecycle.EmptinessVerdict) and carries it out: delete the node's
+// claim, or look again when the verdict says. The simulator stamps every pod
+// event on the claim as it happens (podEventOn), so it never asks the
+// verdict to stamp one. Consolidation of underused nodes is not simulated.
 func (s *Sim) checkEmpty(n *node) {
-	if n.system() || n.gone || n.deleting || !n.ready || n.obj.Annotations[nsv1.AnnotationDoNotDisrupt] == "true" {
-		return
-	}
-	if !lifecycle.IsTrue(n.claim.Status.Conditions, nsv1.ConditionInitialized) || !lifecycle.IsEmpty(n.podObjs()) {
+	if n.system() || n.gone || n.deleting || !n.ready {
 		return
 	}
 	np := s.pool(n.pool)
-	eligibleAt, ok := lifecycle.EmptySince(n.claim, np)
-	if !ok {
+	v := lifecycle.EmptinessVerdict(lifecycle.EmptinessInput{
+		Claim: n.claim, Node: n.obj, Pool: np, Pods: n.podObjs(),
+		Nominated:  s.hasNominations(n.name),
+		PoolClaims: s.poolClaims(np.Name),
+		Now:        s.clock.Now(),
+	})
+	if v.BudgetErr != nil {
+		s.noteOnce("budget:"+np.Name, "pool %s: %v; no node is disrupted while it is wrong", np.Name, v.BudgetErr)
+	}
+	if v.Delete {
+		s.deleteNode(n, "empty")
 		return
 	}
-	now := s.clock.Now()
-	if wait := eligibleAt.Sub(now); wait > 0 {
-		s.after(wait, func() { s.checkEmpty(n) })
-		return
+	if v.RequeueAfter > 0 {
+		s.after(v.RequeueAfter, func() { s.checkEmpty(n) })
 	}
-	if s.hasNominations(n.name) {
-		s.after(budgetRetry, func() { s.checkEmpty(n) })
-		return
-	}
-	total, disrupting := 0, 0
+}
+
+// poolClaims are the claims of pool's live nodes as the controller's cache
+// would show them.
+func (s *Sim) poolClaims(pool string) []*nsv1.NodeClaim {
+	var out []*nsv1.NodeClaim
 	for _, o := range s.nodes {
-		if o.gone || o.pool != np.Name {
+		if o.gone || o.system() || o.pool != pool {
 			continue
 		}
-		total++
-		if o.deleting {
-			disrupting++
-		}
+		out = append(out, s.claimView(o))
 	}
-	allowed, err := lifecycle.AllowedDisruptions(np.Spec.Disruption.Budgets, nsv1.DisruptionReasonEmpty, total, disrupting, now)
-	if err != nil {
-		s.noteOnce("budget:"+np.Name, "pool %s: %v; no node is disrupted while it is wrong", np.Name, err)
+	return out
+}
+
+// claimView is n's claim as the API would show it: a node the simulator
+// stopped (deleted, or its instance went away) has a claim being deleted,
+// as the termination and interruption controllers would have made it.
+func (s *Sim) claimView(n *node) *nsv1.NodeClaim {
+	if !n.deleting || !n.claim.DeletionTimestamp.IsZero() {
+		return n.claim
 	}
-	if allowed <= 0 {
-		s.after(budgetRetry, func() { s.checkEmpty(n) })
-		return
-	}
-	s.deleteNode(n, "empty")
+	c := *n.claim
+	ts := metav1.NewTime(s.clock.Now())
+	c.DeletionTimestamp = &ts
+	return &c
 }
 
 func (s *Sim) hasNominations(name string) bool {

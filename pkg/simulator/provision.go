@@ -3,7 +3,6 @@ package simulator
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -14,16 +13,9 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 	"github.com/nodesmith/nodesmith/pkg/simulator/output"
-)
-
-// Timings of the provisioner's controllers (pkg/controllers/provisioning and
-// cmd/controller defaults): a pending pod is looked at again every 10s, and a
-// nomination keeps a pod out of new batches for a minute.
-const (
-	podRecheck    = 10 * time.Second
-	nominationTTL = time.Minute
 )
 
 // triggerProvisioning adds a provisionable pod to the batching window.
@@ -36,15 +28,14 @@ func (s *Sim) triggerProvisioning(p *pod) {
 }
 
 // podController plays the provisioning pod controller for one pod: while it
-// is pending and holds no nomination it triggers a batch, every podRecheck.
+// is pending it triggers a batch every provisioning.DefaultRecheckInterval,
+// nominated or not (the cycle decides whether a nomination still holds).
 func (s *Sim) podController(p *pod) {
 	if p.state != podPending {
 		return
 	}
-	if s.heldTarget(p) == "" {
-		s.triggerProvisioning(p)
-	}
-	s.after(podRecheck, func() { s.podController(p) })
+	s.triggerProvisioning(p)
+	s.after(provisioning.DefaultRecheckInterval, func() { s.podController(p) })
 }
 
 // nominate records that the plan put p on target.
@@ -53,9 +44,9 @@ func (s *Sim) nominate(p *pod, target string) {
 }
 
 // heldTarget is the target of p's nomination while it holds (within
-// nominationTTL), or "".
+// provisioning.DefaultNominationTTL), or "".
 func (s *Sim) heldTarget(p *pod) string {
-	if p.nominated == "" || s.now-p.nominatedAt >= nominationTTL {
+	if p.nominated == "" || s.now-p.nominatedAt >= provisioning.DefaultNominationTTL {
 		return ""
 	}
 	return p.nominated
@@ -84,17 +75,12 @@ func (s *Sim) armWindow() {
 	})
 }
 
-// maxRounds bounds re-planning within one cycle after launches found no
-// capacity, as the provisioner's MaxRounds default does.
-const maxRounds = 3
-
-// provision is one provisioning cycle, gathered the way the provisioner
-// controller gathers it (pkg/controllers/provisioning): pods that are
-// provisionable and not nominated are planned; nominated pods count as taken
-// room on their node or in-flight claim. A round whose launches ran out of
-// capacity is re-planned at once, up to maxRounds.
+// provision is one provisioning cycle, gathered by the provisioner's own
+// code (pkg/provisioning.PendingPods and BuildInput) from a snapshot of the
+// simulated cluster. A round whose launches ran out of capacity is
+// re-planned at once, up to provisioning.MaxReplanRounds.
 func (s *Sim) provision() {
-	for round := 0; round < maxRounds; round++ {
+	for round := 0; round < provisioning.MaxReplanRounds; round++ {
 		if !s.provisionRound() {
 			break
 		}
@@ -105,55 +91,32 @@ func (s *Sim) provision() {
 // provisionRound solves and launches once; it reports whether a launch ran
 // out of capacity (so the round should be re-planned).
 func (s *Sim) provisionRound() bool {
-	var pods []*corev1.Pod
-	byUID := map[types.UID]*pod{}
-	nominated := map[string][]*corev1.Pod{}
-	for _, p := range s.pending {
-		if p.state != podPending {
-			continue
-		}
-		if ok, _ := lifecycle.IsProvisionable(p.obj); !ok {
-			continue
-		}
-		if target := s.heldTarget(p); target != "" {
-			nominated[target] = append(nominated[target], p.obj)
-			continue
-		}
-		pods = append(pods, p.obj)
-		byUID[p.obj.UID] = p
+	snap, byUID := s.snapshot()
+	nominated := func(uid types.UID) (string, bool) {
+		target := s.heldTarget(byUID[uid])
+		return target, target != ""
 	}
-	if len(pods) == 0 {
+	pending := provisioning.PendingPods(snap, nominated, s.clock.Now())
+	for _, uid := range pending.Lapsed {
+		byUID[uid].nominated = ""
+	}
+	if len(pending.Pods) == 0 {
 		return false
 	}
-	var existing []*scheduling.ExistingNode
-	for _, n := range s.nodes {
-		if n.gone {
-			continue
-		}
-		en := &scheduling.ExistingNode{
-			Name: n.name, Labels: n.obj.Labels, Taints: n.obj.Spec.Taints, Allocatable: n.obj.Status.Allocatable,
-			Pods: append(n.podObjs(), nominated[n.name]...), MarkedForDeletion: n.deleting,
-		}
-		if n.claim != nil {
-			en.InFlight = !lifecycle.IsTrue(n.claim.Status.Conditions, nsv1.ConditionInitialized)
-		}
-		existing = append(existing, en)
-	}
-	var pools []*scheduling.NodePool
-	for _, np := range s.pools {
+	typesByPool := map[string][]*catalog.InstanceType{}
+	for _, np := range provisioning.UsablePools(snap) {
 		its, err := s.cloud.GetInstanceTypes(s.ctx, np)
 		if err != nil {
 			s.fail(fmt.Errorf("instance types of pool %s: %w", np.Name, err))
 			return false
 		}
-		s.updatePoolStatus(np)
-		sp := scheduling.NodePoolFromAPI(np, its)
-		sp.Labels[nsv1.LabelNodePool] = np.Name
-		pools = append(pools, sp)
+		typesByPool[np.Name] = its
 	}
-	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, Nodes: existing, NodePools: pools, DaemonSets: s.daemonSets})
+	in, _ := provisioning.BuildInput(snap, pending, typesByPool,
+		scheduling.Options{MaxOptionsPerClaim: provisioning.DefaultMaxOptionsPerClaim})
+	plan, err := scheduling.Solve(in)
 	if err != nil {
-		s.fail(fmt.Errorf("solving %d pods: %w", len(pods), err))
+		s.fail(fmt.Errorf("solving %d pods: %w", len(in.Pods), err))
 		return false
 	}
 	for _, nom := range plan.Nominations {
@@ -186,55 +149,48 @@ func (s *Sim) provisionRound() bool {
 	return outOfCapacity
 }
 
-// updatePoolStatus is the pool's usage as the provisioner counts it: the
-// capacity of its claims not being deleted.
-func (s *Sim) updatePoolStatus(np *nsv1.NodePool) {
-	total := corev1.ResourceList{}
-	var count int64
+// snapshot is the simulated cluster as the provisioner's cache would show
+// it: pending pods, registered nodes with their pods, every live claim (a
+// claim whose node has not registered is in flight), pools and DaemonSets.
+// byUID finds the simulator's pod for each pending pod.
+func (s *Sim) snapshot() (*provisioning.Snapshot, map[types.UID]*pod) {
+	snap := &provisioning.Snapshot{
+		NodePools: s.pools, DaemonSets: s.daemonSets,
+		PodsByNode: map[string][]*corev1.Pod{}, ClaimByNode: map[string]*nsv1.NodeClaim{},
+	}
+	byUID := map[types.UID]*pod{}
+	for _, p := range s.pending {
+		if p.state == podPending {
+			snap.Pods = append(snap.Pods, p.obj)
+			byUID[p.obj.UID] = p
+		}
+	}
 	for _, n := range s.nodes {
-		if n.gone || n.deleting || n.pool != np.Name {
+		if n.gone {
 			continue
 		}
-		count++
-		capacity := n.claim.Status.Capacity
-		if len(capacity) == 0 {
-			capacity = n.it.Capacity
+		var claim *nsv1.NodeClaim
+		if !n.system() {
+			claim = s.claimView(n)
+			snap.NodeClaims = append(snap.NodeClaims, claim)
+			if claim.Status.NodeName == "" {
+				continue
+			}
+			snap.ClaimByNode[n.name] = claim
 		}
-		for name, q := range capacity {
-			sum := total[name]
-			sum.Add(q)
-			total[name] = sum
-		}
+		snap.Nodes = append(snap.Nodes, n.obj)
+		snap.PodsByNode[n.name] = n.podObjs()
 	}
-	np.Status.Resources, np.Status.Nodes = total, count
+	return snap, byUID
 }
 
-// claimFor turns a planned claim into the NodeClaim the provisioner creates.
+// claimFor turns a planned claim into the NodeClaim the provisioner creates
+// (pkg/provisioning.NewNodeClaim), with the fields the API server would set.
 func (s *Sim) claimFor(cp *scheduling.ClaimPlan, np *nsv1.NodePool) *nsv1.NodeClaim {
 	s.claimSerial++
-	tmpl := np.Spec.Template
-	labels := map[string]string{nsv1.LabelNodePool: np.Name}
-	for k, v := range cp.Labels {
-		labels[k] = v
-	}
-	claim := &nsv1.NodeClaim{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              fmt.Sprintf("%s-%05d", np.Name, s.claimSerial),
-			Labels:            labels,
-			Annotations:       tmpl.ObjectMeta.Annotations,
-			CreationTimestamp: metav1.NewTime(s.clock.Now()),
-			Generation:        1,
-		},
-		Spec: nsv1.NodeClaimSpec{
-			Requirements:           cp.Requirements.NodeSelectorRequirements(),
-			Resources:              nsv1.ResourceRequirements{Requests: cp.Requests},
-			Taints:                 cp.Taints,
-			StartupTaints:          cp.StartupTaints,
-			NodeClassRef:           tmpl.Spec.NodeClassRef,
-			ExpireAfter:            tmpl.Spec.ExpireAfter,
-			TerminationGracePeriod: tmpl.Spec.TerminationGracePeriod,
-		},
-	}
+	claim := provisioning.NewNodeClaim(np, cp, fmt.Sprintf("%s-%05d", np.Name, s.claimSerial))
+	claim.CreationTimestamp = metav1.NewTime(s.clock.Now())
+	claim.Generation = 1
 	claim.UID = types.UID(claim.Name)
 	return claim
 }

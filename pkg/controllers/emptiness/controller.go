@@ -23,9 +23,6 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 )
 
-// budgetRetry is how soon to look again when a budget holds a node back.
-const budgetRetry = 10 * time.Second
-
 // Controller deletes empty NodeClaims.
 type Controller struct {
 	kube     client.Client
@@ -72,14 +69,16 @@ func (c *Controller) claimForPod(ctx context.Context, o client.Object) []reconci
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: claim.Name}}}
 }
 
-// Reconcile deletes the claim when its node is empty, eligible and in budget.
+// Reconcile gathers one claim's view and applies the pure emptiness verdict
+// (pkg/lifecycle.EmptinessVerdict): delete the claim, wait, or leave it.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	claim := &nsv1.NodeClaim{}
 	if err := c.kube.Get(ctx, req.NamespacedName, claim); err != nil {
 		c.forget(req.Name)
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !claim.DeletionTimestamp.IsZero() || !rules.IsTrue(claim.Status.Conditions, nsv1.ConditionInitialized) || claim.Status.NodeName == "" {
+	if !claim.DeletionTimestamp.IsZero() || claim.Status.NodeName == "" {
+		// Nothing to gather; the verdict would leave it alone.
 		return reconcile.Result{}, nil
 	}
 	pool := &nsv1.NodePool{}
@@ -90,42 +89,42 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.kube.Get(ctx, types.NamespacedName{Name: claim.Status.NodeName}, node); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if v := node.Annotations[nsv1.AnnotationDoNotDisrupt]; v == "true" {
-		return reconcile.Result{}, nil
-	}
 	pods, err := state.PodsOnNode(ctx, c.kube, node.Name)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if !rules.IsEmpty(pods) {
+	var poolClaims nsv1.NodeClaimList
+	if err := c.kube.List(ctx, &poolClaims, client.MatchingLabels{nsv1.LabelNodePool: pool.Name}); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing nodeclaims of nodepool %s: %w", pool.Name, err)
+	}
+	now := c.clk.Now()
+	c.mu.Lock()
+	c.pruneDeleted(poolClaims.Items, now)
+	in := rules.EmptinessInput{
+		Claim: claim, Node: node, Pool: pool, Pods: pods, WasBusy: c.busy[claim.Name],
+		Nominated:  c.cluster.HasNominations(claim.Name, node.Name),
+		PoolClaims: ptrs(poolClaims.Items), RecentlyDeleted: c.recentlyDeleted(now), Now: now,
+	}
+	v := rules.EmptinessVerdict(in)
+	c.mu.Unlock()
+	if v.BudgetErr != nil {
+		c.recorder.Publish(events.Warning(pool, "BudgetInvalid", "Disrupt", v.BudgetErr.Error()))
+	}
+	if v.Busy {
 		c.mu.Lock()
 		c.busy[claim.Name] = true
 		c.mu.Unlock()
 		return reconcile.Result{}, nil
 	}
-	if err := c.recordEmptied(ctx, claim); err != nil {
-		return reconcile.Result{}, err
+	if v.StampEmptied {
+		if err := c.recordEmptied(ctx, claim, now); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
-	eligibleAt, ok := rules.EmptySince(claim, pool)
-	if !ok {
-		return reconcile.Result{}, nil
+	if !v.Delete {
+		return reconcile.Result{RequeueAfter: v.RequeueAfter}, nil
 	}
-	now := c.clk.Now()
-	if wait := eligibleAt.Sub(now); wait > 0 {
-		return reconcile.Result{RequeueAfter: wait}, nil
-	}
-	if c.cluster.HasNominations(claim.Name, node.Name) {
-		return reconcile.Result{RequeueAfter: budgetRetry}, nil
-	}
-	allowed, err := c.allowed(ctx, pool, now)
-	if err != nil {
-		c.recorder.Publish(events.Warning(pool, "BudgetInvalid", "Disrupt", err.Error()))
-	}
-	if allowed <= 0 {
-		return reconcile.Result{RequeueAfter: budgetRetry}, nil
-	}
-	c.recorder.Publish(events.Normal(claim, events.ReasonEmpty, "Disrupt",
-		fmt.Sprintf("node %s has run no workload pods since %s; removing it", node.Name, eligibleAt.UTC().Format(time.RFC3339))))
+	c.recorder.Publish(events.Normal(claim, events.ReasonEmpty, "Disrupt", v.Reason+"; removing it"))
 	if err := c.kube.Delete(ctx, claim); client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, fmt.Errorf("deleting empty nodeclaim %s: %w", claim.Name, err)
 	}
@@ -139,46 +138,48 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // recordEmptied stamps LastPodEventTime when a claim seen busy turns empty,
 // so consolidateAfter counts from the last pod leaving.
-func (c *Controller) recordEmptied(ctx context.Context, claim *nsv1.NodeClaim) error {
+func (c *Controller) recordEmptied(ctx context.Context, claim *nsv1.NodeClaim, now time.Time) error {
 	c.mu.Lock()
-	wasBusy := c.busy[claim.Name]
 	delete(c.busy, claim.Name)
 	c.mu.Unlock()
-	if !wasBusy {
-		return nil
-	}
 	base := claim.DeepCopy()
-	claim.Status.LastPodEventTime = metav1.NewTime(c.clk.Now())
+	claim.Status.LastPodEventTime = metav1.NewTime(now)
 	if err := c.kube.Status().Patch(ctx, claim, client.MergeFrom(base)); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("recording the last pod event of nodeclaim %s: %w", claim.Name, err))
 	}
 	return nil
 }
 
-// allowed is how many more of pool's nodes the budgets let go now.
-func (c *Controller) allowed(ctx context.Context, pool *nsv1.NodePool, now time.Time) (int, error) {
-	var claims nsv1.NodeClaimList
-	if err := c.kube.List(ctx, &claims, client.MatchingLabels{nsv1.LabelNodePool: pool.Name}); err != nil {
-		return 0, fmt.Errorf("listing nodeclaims of nodepool %s: %w", pool.Name, err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	disrupting := 0
-	for _, cl := range claims.Items {
-		if !cl.DeletionTimestamp.IsZero() {
-			disrupting++
+// deletedMemory is how long our own deletions count against the budget
+// while the cache has not shown them.
+const deletedMemory = time.Minute
+
+// pruneDeleted forgets remembered deletions the cache now shows, or that
+// are older than deletedMemory. c.mu must be held.
+func (c *Controller) pruneDeleted(claims []nsv1.NodeClaim, now time.Time) {
+	for _, cl := range claims {
+		at, ok := c.deleted[cl.Name]
+		if ok && (!cl.DeletionTimestamp.IsZero() || now.Sub(at) >= deletedMemory) {
 			delete(c.deleted, cl.Name)
-			continue
-		}
-		if at, ok := c.deleted[cl.Name]; ok {
-			if now.Sub(at) < time.Minute {
-				disrupting++
-			} else {
-				delete(c.deleted, cl.Name)
-			}
 		}
 	}
-	return rules.AllowedDisruptions(pool.Spec.Disruption.Budgets, nsv1.DisruptionReasonEmpty, len(claims.Items), disrupting, now)
+}
+
+// recentlyDeleted reports our remembered deletions; c.mu must be held while
+// it is called.
+func (c *Controller) recentlyDeleted(now time.Time) func(string) bool {
+	return func(name string) bool {
+		at, ok := c.deleted[name]
+		return ok && now.Sub(at) < deletedMemory
+	}
+}
+
+func ptrs(items []nsv1.NodeClaim) []*nsv1.NodeClaim {
+	out := make([]*nsv1.NodeClaim, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
 }
 
 func (c *Controller) forget(name string) {

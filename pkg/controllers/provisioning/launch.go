@@ -6,12 +6,9 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
@@ -19,6 +16,7 @@ import (
 	ncl "github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	shared "github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
@@ -26,33 +24,7 @@ import (
 // requirements narrowed to the planned options, and nominates its pods. The
 // caller gets the launch mark, taken before the claim exists.
 func (p *Provisioner) create(ctx context.Context, pool *nsv1.NodePool, cp *scheduling.ClaimPlan) (*nsv1.NodeClaim, error) {
-	tmpl := pool.Spec.Template
-	labels := map[string]string{}
-	for k, v := range cp.Labels {
-		labels[k] = v
-	}
-	labels[nsv1.LabelNodePool] = pool.Name
-	claim := &nsv1.NodeClaim{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        pool.Name + "-" + utilrand.String(5),
-			Labels:      labels,
-			Annotations: tmpl.ObjectMeta.Annotations,
-			Finalizers:  []string{nsv1.TerminationFinalizer},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: nsv1.GroupVersion.String(), Kind: "NodePool", Name: pool.Name, UID: pool.UID,
-				BlockOwnerDeletion: ptr.To(true),
-			}},
-		},
-		Spec: nsv1.NodeClaimSpec{
-			Requirements:           claimRequirements(cp),
-			Resources:              nsv1.ResourceRequirements{Requests: cp.Requests},
-			Taints:                 cp.Taints,
-			StartupTaints:          cp.StartupTaints,
-			NodeClassRef:           tmpl.Spec.NodeClassRef,
-			ExpireAfter:            tmpl.Spec.ExpireAfter,
-			TerminationGracePeriod: tmpl.Spec.TerminationGracePeriod,
-		},
-	}
+	claim := shared.NewNodeClaim(pool, cp, pool.Name+"-"+utilrand.String(5))
 	p.cluster.StartLaunch(claim.Name)
 	if err := p.kube.Create(ctx, claim); err != nil {
 		p.cluster.EndLaunch(claim.Name)
@@ -66,18 +38,6 @@ func (p *Provisioner) create(ctx context.Context, pool *nsv1.NodePool, cp *sched
 	p.recorder.Publish(events.Normal(claim, "Created", "Provision", fmt.Sprintf("for %d pods, %d launch options from $%.4f/h",
 		len(cp.Pods), len(cp.Options), cp.Price())))
 	return claim, nil
-}
-
-// claimRequirements are the plan's requirements minus the keys the system
-// sets per node (nodepool, hostname…), which the API refuses in a spec.
-func claimRequirements(cp *scheduling.ClaimPlan) []nsv1.NodeSelectorRequirementWithMinValues {
-	var out []nsv1.NodeSelectorRequirementWithMinValues
-	for _, r := range cp.Requirements.NodeSelectorRequirements() {
-		if _, restricted := nsv1.RestrictedLabels[r.Key]; !restricted {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // launchAll launches the claims in parallel (their launch marks are held)
@@ -205,21 +165,3 @@ func (r *recentClaims) merge(snap *state.Snapshot) {
 		delete(r.m, name)
 	}
 }
-
-func usageOf(claims []*nsv1.NodeClaim) (corev1.ResourceList, int64) {
-	total := corev1.ResourceList{}
-	for _, c := range claims {
-		res := c.Status.Capacity
-		if len(res) == 0 {
-			res = c.Spec.Resources.Requests
-		}
-		for name, q := range res {
-			cur := total[name]
-			cur.Add(q)
-			total[name] = cur
-		}
-	}
-	return total, int64(len(claims))
-}
-
-func resourceInt(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }

@@ -16,7 +16,7 @@ import (
 
 // TestPendingReleasesNominationsOfReadyTargets: a pod nominated to a claim
 // stays out of the batch while the claim launches, and comes back once the
-// claim's node has been ready for nominationGrace without taking it.
+// claim's node has been ready for provisioning.NominationGrace without taking it.
 func TestPendingReleasesNominationsOfReadyTargets(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	unschedulable := func(uid string) *corev1.Pod {
@@ -54,7 +54,8 @@ func TestPendingReleasesNominationsOfReadyTargets(t *testing.T) {
 				cluster.Nominate(pod.UID, tt.nominateTo)
 			}
 			snap := &state.Snapshot{Pods: []*corev1.Pod{pod}, NodeClaims: []*nsv1.NodeClaim{tt.target}}
-			pending, nominated := p.pending(snap)
+			got := p.pending(snap)
+			pending, nominated := got.Pods, got.Held
 			if (len(pending) == 1) != tt.wantPending {
 				t.Errorf("pending = %d pods, want pending %v", len(pending), tt.wantPending)
 			}

@@ -2,7 +2,6 @@ package provisioning
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -11,11 +10,8 @@ import (
 
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	shared "github.com/nodesmith/nodesmith/pkg/provisioning"
 )
-
-// recheck is how often a still-pending pod triggers a batch again, so a pod
-// whose nomination lapsed, or whose pool became ready, is not forgotten.
-const recheck = 10 * time.Second
 
 // PodController triggers the batcher for provisionable pods.
 type PodController struct {
@@ -50,5 +46,5 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 	// nomination still holds (see Provisioner.pending), and a cycle with
 	// nothing to plan is cheap.
 	c.provisioner.Trigger(string(pod.UID))
-	return reconcile.Result{RequeueAfter: recheck}, nil
+	return reconcile.Result{RequeueAfter: shared.DefaultRecheckInterval}, nil
 }

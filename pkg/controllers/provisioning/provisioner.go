@@ -5,21 +5,19 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	ncl "github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
+	shared "github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
@@ -32,7 +30,8 @@ type Options struct {
 	// LaunchWorkers bounds parallel launches per cycle (default 64); the AWS
 	// provider merges concurrent launches into few CreateFleet calls.
 	LaunchWorkers int
-	// MaxRounds bounds re-planning after insufficient capacity within one cycle (default 3).
+	// MaxRounds bounds re-planning after insufficient capacity within one
+	// cycle (default provisioning.MaxReplanRounds).
 	MaxRounds int
 }
 
@@ -58,14 +57,10 @@ func New(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.C
 		opts.LaunchWorkers = 64
 	}
 	if opts.MaxRounds <= 0 {
-		opts.MaxRounds = 3
+		opts.MaxRounds = shared.MaxReplanRounds
 	}
 	if opts.Solve.MaxOptionsPerClaim <= 0 {
-		// Hand the provider a wide choice: it cuts to what one CreateFleet
-		// takes while keeping minValues satisfied, which a plain price cut
-		// here could not (the cheapest 60 options of a large claim may span
-		// only one or two families).
-		opts.Solve.MaxOptionsPerClaim = 240
+		opts.Solve.MaxOptionsPerClaim = shared.DefaultMaxOptionsPerClaim
 	}
 	return &Provisioner{kube: kube, cloud: cloud, cluster: cluster, launcher: launcher,
 		batcher: batcher.New(clk, opts.BatchIdle, opts.BatchMax), clk: clk, recorder: rec, metrics: m, opts: opts,
@@ -119,20 +114,14 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	p.recent.merge(snap)
-	pending, nominated := p.pending(snap)
+	gathered := p.pending(snap)
+	pending := gathered.Pods
 	p.metrics.PodsPending.Set(float64(len(pending)))
 	if len(pending) == 0 {
 		p.metrics.PodsUnschedulable.Set(0)
 		return false, nil
 	}
-	pools, byName := p.pools(ctx, snap)
-	in := scheduling.Input{
-		Pods:       pending,
-		Nodes:      existingNodes(snap, nominated),
-		NodePools:  pools,
-		DaemonSets: snap.DaemonSets,
-		Options:    p.opts.Solve,
-	}
+	in, byName := shared.BuildInput(snap, gathered, p.pools(ctx, snap), p.opts.Solve)
 	p.metrics.QueueDepth.Set(float64(len(pending)))
 	plan, err := scheduling.Solve(in)
 	p.metrics.SchedulingDuration.Observe(p.clk.Since(start).Seconds())
@@ -169,141 +158,27 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 	return p.launchAll(ctx, claims), nil
 }
 
-// pending returns the provisionable pods not held by a nomination, and the
-// nominated ones grouped by target so their capacity counts as taken.
-func (p *Provisioner) pending(snap *state.Snapshot) ([]*corev1.Pod, map[string][]*corev1.Pod) {
-	ready := readySince(snap)
-	now := p.clk.Now()
-	var out []*corev1.Pod
-	nominated := map[string][]*corev1.Pod{}
-	for _, pod := range snap.Pods {
-		if ok, _ := rules.IsProvisionable(pod); !ok {
-			continue
-		}
-		if target, ok := p.cluster.Nominated(pod.UID); ok {
-			// Once its target has been ready for a while, kube-scheduler has
-			// had its chance: a pod still pending lost its place to another
-			// pod and is planned again now rather than at nomination expiry.
-			if at, isReady := ready[target]; !isReady || now.Sub(at) < nominationGrace {
-				nominated[target] = append(nominated[target], pod)
-				continue
-			}
-			p.cluster.Forget(pod.UID)
-		}
-		out = append(out, pod)
-	}
-	return out, nominated
-}
-
-// nominationGrace is how long kube-scheduler gets to bind pods to a node
-// that became ready for them.
-const nominationGrace = 15 * time.Second
-
-// readySince maps claim and node names to when the claim initialized.
-func readySince(snap *state.Snapshot) map[string]time.Time {
-	out := map[string]time.Time{}
-	for _, c := range snap.NodeClaims {
-		cond := meta.FindStatusCondition(c.Status.Conditions, nsv1.ConditionInitialized)
-		if cond == nil || cond.Status != metav1.ConditionTrue {
-			continue
-		}
-		out[c.Name] = cond.LastTransitionTime.Time
-		if c.Status.NodeName != "" {
-			out[c.Status.NodeName] = cond.LastTransitionTime.Time
-		}
+// pending is the cycle's pods (pkg/provisioning.PendingPods); nominations
+// that lapsed because their target is ready are dropped here.
+func (p *Provisioner) pending(snap *state.Snapshot) shared.Pending {
+	out := shared.PendingPods(snap, p.cluster.Nominated, p.clk.Now())
+	for _, uid := range out.Lapsed {
+		p.cluster.Forget(uid)
 	}
 	return out
 }
 
-// pools builds the solver's view of every usable pool, with usage computed
-// from the claims we know of (status lags behind our own launches).
-func (p *Provisioner) pools(ctx context.Context, snap *state.Snapshot) ([]*scheduling.NodePool, map[string]*nsv1.NodePool) {
-	usage := map[string][]*nsv1.NodeClaim{}
-	for _, c := range snap.NodeClaims {
-		if c.DeletionTimestamp.IsZero() {
-			usage[c.Labels[nsv1.LabelNodePool]] = append(usage[c.Labels[nsv1.LabelNodePool]], c)
-		}
-	}
-	var out []*scheduling.NodePool
-	byName := map[string]*nsv1.NodePool{}
-	for _, np := range snap.NodePools {
-		if !np.DeletionTimestamp.IsZero() {
-			continue
-		}
-		if c := meta.FindStatusCondition(np.Status.Conditions, nsv1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse {
-			continue
-		}
-		types, err := p.cloud.GetInstanceTypes(ctx, np)
+// pools fetches the instance types of every usable pool; a pool whose types
+// cannot be fetched is reported and left out of this cycle.
+func (p *Provisioner) pools(ctx context.Context, snap *state.Snapshot) map[string][]*catalog.InstanceType {
+	out := map[string][]*catalog.InstanceType{}
+	for _, np := range shared.UsablePools(snap) {
+		its, err := p.cloud.GetInstanceTypes(ctx, np)
 		if err != nil {
 			p.recorder.Publish(events.Warning(np, "InstanceTypesUnavailable", "Provision", err.Error()))
 			continue
 		}
-		sp := scheduling.NodePoolFromAPI(np, types)
-		sp.Labels[nsv1.LabelNodePool] = np.Name
-		used, n := usageOf(usage[np.Name])
-		used[nsv1.ResourceNodes] = *resourceInt(n)
-		sp.Usage = used
-		out = append(out, sp)
-		byName[np.Name] = np
-	}
-	return out, byName
-}
-
-// existingNodes are the nodes and in-flight claims the solver may fill.
-func existingNodes(snap *state.Snapshot, nominated map[string][]*corev1.Pod) []*scheduling.ExistingNode {
-	var out []*scheduling.ExistingNode
-	registered := map[string]bool{}
-	for _, n := range snap.Nodes {
-		claim := snap.ClaimByNode[n.Name]
-		en := &scheduling.ExistingNode{
-			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Allocatable: n.Status.Allocatable,
-			Pods:              append(append([]*corev1.Pod{}, snap.PodsByNode[n.Name]...), nominated[n.Name]...),
-			MarkedForDeletion: !n.DeletionTimestamp.IsZero() || hasTaint(n, nsv1.DisruptedTaint),
-		}
-		if claim != nil {
-			registered[claim.Name] = true
-			en.Pods = append(en.Pods, nominated[claim.Name]...)
-			en.MarkedForDeletion = en.MarkedForDeletion || !claim.DeletionTimestamp.IsZero()
-			en.InFlight = !rules.IsTrue(claim.Status.Conditions, nsv1.ConditionInitialized)
-		}
-		out = append(out, en)
-	}
-	for _, c := range snap.NodeClaims {
-		if registered[c.Name] || !c.DeletionTimestamp.IsZero() {
-			continue
-		}
-		alloc := c.Status.Allocatable
-		if len(alloc) == 0 {
-			alloc = c.Spec.Resources.Requests
-		}
-		out = append(out, &scheduling.ExistingNode{
-			Name: c.Name, Labels: claimLabels(c), Taints: c.Spec.Taints, Allocatable: alloc,
-			Pods: nominated[c.Name], InFlight: true,
-		})
+		out[np.Name] = its
 	}
 	return out
-}
-
-// claimLabels are the labels the claim's node will carry: its own, plus
-// every requirement pinned to a single value.
-func claimLabels(c *nsv1.NodeClaim) map[string]string {
-	out := map[string]string{}
-	for _, r := range c.Spec.Requirements {
-		if r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 {
-			out[r.Key] = r.Values[0]
-		}
-	}
-	for k, v := range c.Labels {
-		out[k] = v
-	}
-	return out
-}
-
-func hasTaint(n *corev1.Node, t corev1.Taint) bool {
-	for i := range n.Spec.Taints {
-		if n.Spec.Taints[i].MatchTaint(&t) {
-			return true
-		}
-	}
-	return false
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
 // Cluster is the controller's view of the cluster.
@@ -124,18 +125,10 @@ func (c *Cluster) EndLaunch(claim string) {
 	delete(c.launching, claim)
 }
 
-// Snapshot is everything a provisioning or disruption decision reads.
-type Snapshot struct {
-	Pods        []*corev1.Pod
-	Nodes       []*corev1.Node
-	NodeClaims  []*nsv1.NodeClaim
-	NodePools   []*nsv1.NodePool
-	DaemonSets  []*appsv1.DaemonSet
-	PDBs        []*policyv1.PodDisruptionBudget
-	PodsByNode  map[string][]*corev1.Pod
-	NodeByID    map[string]*corev1.Node // by providerID
-	ClaimByNode map[string]*nsv1.NodeClaim
-}
+// Snapshot is everything a provisioning or disruption decision reads; the
+// type lives in the pure pkg/provisioning so the simulator builds the same
+// value.
+type Snapshot = provisioning.Snapshot
 
 // Snapshot lists every object from the cache. The objects are the cache's
 // own: callers must not mutate them (DeepCopy first).

@@ -1,0 +1,29 @@
+package provisioning
+
+import "time"
+
+// Defaults of the provisioner's timings, shared by cmd/controller's flags,
+// the controllers and the simulator so a simulated run keeps the product's
+// rhythm.
+const (
+	// DefaultRecheckInterval is how often a still-pending pod triggers a
+	// batch again, so a pod whose nomination lapsed, or whose pool became
+	// ready, is not forgotten.
+	DefaultRecheckInterval = 10 * time.Second
+	// DefaultNominationTTL is how long a pod planned onto a node or an
+	// in-flight claim is kept out of new batches; past it the pod is planned
+	// again (the node may never come).
+	DefaultNominationTTL = time.Minute
+	// NominationGrace is how long kube-scheduler gets to bind pods to a
+	// node that became ready for them before a still-pending pod is planned
+	// again, ahead of its nomination's expiry.
+	NominationGrace = 15 * time.Second
+	// MaxReplanRounds bounds re-planning within one cycle after launches
+	// found no capacity.
+	MaxReplanRounds = 3
+	// DefaultMaxOptionsPerClaim hands the cloud provider a wide choice: it
+	// cuts to what one CreateFleet takes while keeping minValues satisfied,
+	// which a plain price cut in the solver could not (the cheapest 60
+	// options of a large claim may span only one or two families).
+	DefaultMaxOptionsPerClaim = 240
+)

@@ -1,0 +1,206 @@
+package provisioning
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
+)
+
+// NominatedFunc returns the target (node or claim name) a pod's live
+// nomination holds it for, if any.
+type NominatedFunc func(pod types.UID) (target string, ok bool)
+
+// Pending is the pods one cycle plans and the ones nominations hold back.
+type Pending struct {
+	// Pods are provisionable and held by no nomination: the solver plans them.
+	Pods []*corev1.Pod
+	// Held are the nominated pods by target; their room counts as taken.
+	Held map[string][]*corev1.Pod
+	// Lapsed are pods whose nomination the caller must drop: its target has
+	// been ready for NominationGrace and they are still pending, so they
+	// lost their place and are planned now rather than at expiry.
+	Lapsed []types.UID
+}
+
+// PendingPods splits the snapshot's provisionable pods into those to plan
+// and those a nomination holds back.
+func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending {
+	ready := readySince(snap)
+	out := Pending{Held: map[string][]*corev1.Pod{}}
+	for _, pod := range snap.Pods {
+		if ok, _ := lifecycle.IsProvisionable(pod); !ok {
+			continue
+		}
+		if target, ok := nominated(pod.UID); ok {
+			if at, isReady := ready[target]; !isReady || now.Sub(at) < NominationGrace {
+				out.Held[target] = append(out.Held[target], pod)
+				continue
+			}
+			out.Lapsed = append(out.Lapsed, pod.UID)
+		}
+		out.Pods = append(out.Pods, pod)
+	}
+	return out
+}
+
+// readySince maps claim and node names to when the claim initialized.
+func readySince(snap *Snapshot) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, c := range snap.NodeClaims {
+		cond := meta.FindStatusCondition(c.Status.Conditions, nsv1.ConditionInitialized)
+		if cond == nil || cond.Status != metav1.ConditionTrue {
+			continue
+		}
+		out[c.Name] = cond.LastTransitionTime.Time
+		if c.Status.NodeName != "" {
+			out[c.Status.NodeName] = cond.LastTransitionTime.Time
+		}
+	}
+	return out
+}
+
+// UsablePools are the pools a cycle may launch into: not being deleted and
+// not reported unready. The caller fetches their instance types.
+func UsablePools(snap *Snapshot) []*nsv1.NodePool {
+	var out []*nsv1.NodePool
+	for _, np := range snap.NodePools {
+		if !np.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if c := meta.FindStatusCondition(np.Status.Conditions, nsv1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse {
+			continue
+		}
+		out = append(out, np)
+	}
+	return out
+}
+
+// BuildInput is the solver's input for one cycle: the pending pods, the
+// nodes and in-flight claims they may fill (held pods counted on their
+// targets), and every usable pool that has instance types in typesByPool
+// (a pool whose types could not be fetched is left out). It also returns
+// the pools by name, for turning planned claims into NodeClaims.
+func BuildInput(snap *Snapshot, pending Pending, typesByPool map[string][]*catalog.InstanceType, opts scheduling.Options) (scheduling.Input, map[string]*nsv1.NodePool) {
+	pools, byName := poolsOf(snap, typesByPool)
+	return scheduling.Input{
+		Pods:       pending.Pods,
+		Nodes:      ExistingNodes(snap, pending.Held),
+		NodePools:  pools,
+		DaemonSets: snap.DaemonSets,
+		Options:    opts,
+	}, byName
+}
+
+// poolsOf builds the solver's view of the pools, with usage computed from
+// the claims in the snapshot (pool status lags behind our own launches).
+func poolsOf(snap *Snapshot, typesByPool map[string][]*catalog.InstanceType) ([]*scheduling.NodePool, map[string]*nsv1.NodePool) {
+	usage := map[string][]*nsv1.NodeClaim{}
+	for _, c := range snap.NodeClaims {
+		if c.DeletionTimestamp.IsZero() {
+			usage[c.Labels[nsv1.LabelNodePool]] = append(usage[c.Labels[nsv1.LabelNodePool]], c)
+		}
+	}
+	var out []*scheduling.NodePool
+	byName := map[string]*nsv1.NodePool{}
+	for _, np := range UsablePools(snap) {
+		its, ok := typesByPool[np.Name]
+		if !ok {
+			continue
+		}
+		sp := scheduling.NodePoolFromAPI(np, its)
+		sp.Labels[nsv1.LabelNodePool] = np.Name
+		used, n := UsageOf(usage[np.Name])
+		used[nsv1.ResourceNodes] = *resource.NewQuantity(n, resource.DecimalSI)
+		sp.Usage = used
+		out = append(out, sp)
+		byName[np.Name] = np
+	}
+	return out, byName
+}
+
+// ExistingNodes are the nodes and in-flight claims the solver may fill;
+// held pods take room on the node or claim they are nominated to.
+func ExistingNodes(snap *Snapshot, held map[string][]*corev1.Pod) []*scheduling.ExistingNode {
+	var out []*scheduling.ExistingNode
+	registered := map[string]bool{}
+	for _, n := range snap.Nodes {
+		claim := snap.ClaimByNode[n.Name]
+		en := &scheduling.ExistingNode{
+			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Allocatable: n.Status.Allocatable,
+			Pods:              append(append([]*corev1.Pod{}, snap.PodsByNode[n.Name]...), held[n.Name]...),
+			MarkedForDeletion: !n.DeletionTimestamp.IsZero() || hasTaint(n, nsv1.DisruptedTaint),
+		}
+		if claim != nil {
+			registered[claim.Name] = true
+			en.Pods = append(en.Pods, held[claim.Name]...)
+			en.MarkedForDeletion = en.MarkedForDeletion || !claim.DeletionTimestamp.IsZero()
+			en.InFlight = !lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionInitialized)
+		}
+		out = append(out, en)
+	}
+	for _, c := range snap.NodeClaims {
+		if registered[c.Name] || !c.DeletionTimestamp.IsZero() {
+			continue
+		}
+		alloc := c.Status.Allocatable
+		if len(alloc) == 0 {
+			alloc = c.Spec.Resources.Requests
+		}
+		out = append(out, &scheduling.ExistingNode{
+			Name: c.Name, Labels: ClaimLabels(c), Taints: c.Spec.Taints, Allocatable: alloc,
+			Pods: held[c.Name], InFlight: true,
+		})
+	}
+	return out
+}
+
+// ClaimLabels are the labels the claim's node will carry: its own, plus
+// every requirement pinned to a single value.
+func ClaimLabels(c *nsv1.NodeClaim) map[string]string {
+	out := map[string]string{}
+	for _, r := range c.Spec.Requirements {
+		if r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 {
+			out[r.Key] = r.Values[0]
+		}
+	}
+	for k, v := range c.Labels {
+		out[k] = v
+	}
+	return out
+}
+
+// UsageOf sums the claims' capacity (their requests until launched) and
+// counts them.
+func UsageOf(claims []*nsv1.NodeClaim) (corev1.ResourceList, int64) {
+	total := corev1.ResourceList{}
+	for _, c := range claims {
+		res := c.Status.Capacity
+		if len(res) == 0 {
+			res = c.Spec.Resources.Requests
+		}
+		for name, q := range res {
+			cur := total[name]
+			cur.Add(q)
+			total[name] = cur
+		}
+	}
+	return total, int64(len(claims))
+}
+
+func hasTaint(n *corev1.Node, t corev1.Taint) bool {
+	for i := range n.Spec.Taints {
+		if n.Spec.Taints[i].MatchTaint(&t) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,263 @@
+package provisioning
+
+import (
+	"sort"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
+)
+
+var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func pendingPod(uid string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: uid, Namespace: "default", UID: types.UID(uid)}, Status: corev1.PodStatus{
+		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
+}
+
+func boundPod(uid, node string) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: uid, Namespace: "default", UID: types.UID(uid)}}
+	p.Spec.NodeName = node
+	p.Status.Phase = corev1.PodRunning
+	return p
+}
+
+// claim is a claim of pool; initializedAgo < 0 leaves it in flight
+// (unregistered), otherwise it registered as node name+"-node".
+func claim(name, pool string, initializedAgo time.Duration) *nsv1.NodeClaim {
+	c := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{nsv1.LabelNodePool: pool}}}
+	c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	if initializedAgo >= 0 {
+		c.Status.NodeName = name + "-node"
+		lifecycle.SetCondition(&c.Status.Conditions, lifecycle.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.NewTime(now.Add(-initializedAgo)))
+	}
+	return c
+}
+
+func deleted[T interface{ SetDeletionTimestamp(*metav1.Time) }](o T) T {
+	ts := metav1.NewTime(now)
+	o.SetDeletionTimestamp(&ts)
+	return o
+}
+
+func noNominations(types.UID) (string, bool) { return "", false }
+
+func nominations(m map[string]string) NominatedFunc {
+	return func(uid types.UID) (string, bool) {
+		t, ok := m[string(uid)]
+		return t, ok
+	}
+}
+
+func uids(pods []*corev1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, string(p.UID))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestPendingPods(t *testing.T) {
+	notProvisionable := pendingPod("pending-no-condition")
+	notProvisionable.Status.Conditions = nil
+	tests := []struct {
+		name       string
+		pods       []*corev1.Pod
+		claims     []*nsv1.NodeClaim
+		nominated  map[string]string
+		wantPods   []string
+		wantHeld   map[string][]string
+		wantLapsed []string
+	}{
+		{name: "only unschedulable pods are planned", pods: []*corev1.Pod{pendingPod("a"), boundPod("b", "n1"), notProvisionable},
+			wantPods: []string{"a"}},
+		{name: "a pod nominated to a launching claim is held on it", pods: []*corev1.Pod{pendingPod("a"), pendingPod("b")},
+			claims: []*nsv1.NodeClaim{claim("c1", "default", -1)}, nominated: map[string]string{"a": "c1"},
+			wantPods: []string{"b"}, wantHeld: map[string][]string{"c1": {"a"}}},
+		{name: "a pod nominated to a claim ready within the grace is held", pods: []*corev1.Pod{pendingPod("a")},
+			claims: []*nsv1.NodeClaim{claim("c1", "default", NominationGrace/2)}, nominated: map[string]string{"a": "c1"},
+			wantHeld: map[string][]string{"c1": {"a"}}},
+		{name: "a pod nominated to a claim's node ready past the grace lapses and is planned", pods: []*corev1.Pod{pendingPod("a")},
+			claims: []*nsv1.NodeClaim{claim("c1", "default", 2*NominationGrace)}, nominated: map[string]string{"a": "c1-node"},
+			wantPods: []string{"a"}, wantLapsed: []string{"a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PendingPods(&Snapshot{Pods: tt.pods, NodeClaims: tt.claims}, nominations(tt.nominated), now)
+			if g, w := uids(got.Pods), tt.wantPods; !equal(g, w) {
+				t.Errorf("Pods = %v, want %v", g, w)
+			}
+			if len(got.Held) != len(tt.wantHeld) {
+				t.Errorf("Held = %v, want %v", got.Held, tt.wantHeld)
+			}
+			for target, want := range tt.wantHeld {
+				if g := uids(got.Held[target]); !equal(g, want) {
+					t.Errorf("Held[%s] = %v, want %v", target, g, want)
+				}
+			}
+			var lapsed []string
+			for _, u := range got.Lapsed {
+				lapsed = append(lapsed, string(u))
+			}
+			if !equal(lapsed, tt.wantLapsed) {
+				t.Errorf("Lapsed = %v, want %v", lapsed, tt.wantLapsed)
+			}
+		})
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func node(name string, taints ...corev1.Taint) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}},
+		Spec:   corev1.NodeSpec{Taints: taints},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}}
+}
+
+func TestExistingNodes(t *testing.T) {
+	registered := claim("reg", "default", time.Minute)
+	inFlight := claim("fly", "default", -1)
+	inFlight.Spec.Requirements = []nsv1.NodeSelectorRequirementWithMinValues{
+		{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"us-east-1a"}},
+		{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"m7g.large", "c7g.large"}},
+	}
+	launched := claim("launched", "default", -1)
+	launched.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	snap := &Snapshot{
+		Nodes:       []*corev1.Node{node("reg-node"), node("tainted", nsv1.DisruptedTaint), deleted(node("going"))},
+		NodeClaims:  []*nsv1.NodeClaim{registered, inFlight, launched, deleted(claim("gone", "default", -1))},
+		PodsByNode:  map[string][]*corev1.Pod{"reg-node": {boundPod("running", "reg-node")}},
+		ClaimByNode: map[string]*nsv1.NodeClaim{"reg-node": registered},
+	}
+	held := map[string][]*corev1.Pod{"reg": {pendingPod("on-claim")}, "reg-node": {pendingPod("on-node")}, "fly": {pendingPod("on-fly")}}
+	got := map[string]*scheduling.ExistingNode{}
+	for _, en := range ExistingNodes(snap, held) {
+		if got[en.Name] != nil {
+			t.Fatalf("%s listed twice", en.Name)
+		}
+		got[en.Name] = en
+	}
+	tests := []struct {
+		name       string
+		node       string
+		absent     bool
+		pods       []string
+		inFlight   bool
+		marked     bool
+		cpu        string
+		wantLabels map[string]string
+	}{
+		{name: "registered node carries its pods and those held on it or its claim", node: "reg-node",
+			pods: []string{"on-claim", "on-node", "running"}, cpu: "4"},
+		{name: "registered claim is not listed again", node: "reg", absent: true},
+		{name: "disrupted taint marks a node for deletion", node: "tainted", marked: true, cpu: "4"},
+		{name: "a deleted node is marked for deletion", node: "going", marked: true, cpu: "4"},
+		{name: "in-flight claim is a node sized by its requests, labelled by its pinned requirements", node: "fly",
+			pods: []string{"on-fly"}, inFlight: true, cpu: "1",
+			wantLabels: map[string]string{corev1.LabelTopologyZone: "us-east-1a", nsv1.LabelNodePool: "default"}},
+		{name: "launched in-flight claim is sized by its allocatable", node: "launched", inFlight: true, cpu: "2"},
+		{name: "a deleted in-flight claim offers no room", node: "gone", absent: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			en := got[tt.node]
+			if tt.absent {
+				if en != nil {
+					t.Fatalf("%s listed, want absent", tt.node)
+				}
+				return
+			}
+			if en == nil {
+				t.Fatalf("%s not listed", tt.node)
+			}
+			if g := uids(en.Pods); !equal(g, tt.pods) {
+				t.Errorf("pods = %v, want %v", g, tt.pods)
+			}
+			if en.InFlight != tt.inFlight || en.MarkedForDeletion != tt.marked {
+				t.Errorf("inFlight=%v marked=%v, want %v %v", en.InFlight, en.MarkedForDeletion, tt.inFlight, tt.marked)
+			}
+			if q := en.Allocatable[corev1.ResourceCPU]; q.Cmp(resource.MustParse(tt.cpu)) != 0 {
+				t.Errorf("cpu = %s, want %s", q.String(), tt.cpu)
+			}
+			if tt.wantLabels != nil && len(en.Labels) != len(tt.wantLabels) {
+				t.Errorf("labels = %v, want %v", en.Labels, tt.wantLabels)
+			}
+			for k, v := range tt.wantLabels {
+				if en.Labels[k] != v {
+					t.Errorf("label %s = %q, want %q", k, en.Labels[k], v)
+				}
+			}
+		})
+	}
+}
+
+func pool(name string, mutate ...func(*nsv1.NodePool)) *nsv1.NodePool {
+	p := &nsv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	for _, m := range mutate {
+		m(p)
+	}
+	return p
+}
+
+func TestBuildInputPools(t *testing.T) {
+	launched := claim("a1", "a", -1)
+	launched.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}
+	notReady := pool("unready", func(p *nsv1.NodePool) {
+		p.Status.Conditions = []metav1.Condition{{Type: nsv1.ConditionReady, Status: metav1.ConditionFalse}}
+	})
+	snap := &Snapshot{
+		NodePools:  []*nsv1.NodePool{pool("a"), pool("b"), deleted(pool("deleting")), notReady, pool("no-types")},
+		NodeClaims: []*nsv1.NodeClaim{launched, claim("a2", "a", -1), deleted(claim("a3", "a", -1))},
+		Pods:       []*corev1.Pod{pendingPod("p")},
+	}
+	types := map[string][]*catalog.InstanceType{"a": nil, "b": nil, "deleting": nil, "unready": nil}
+	opts := scheduling.Options{MaxOptionsPerClaim: DefaultMaxOptionsPerClaim}
+	in, byName := BuildInput(snap, PendingPods(snap, noNominations, now), types, opts)
+	if len(in.Pods) != 1 || in.Options.MaxOptionsPerClaim != DefaultMaxOptionsPerClaim {
+		t.Fatalf("input pods=%d options=%+v", len(in.Pods), in.Options)
+	}
+	var names []string
+	for _, p := range in.NodePools {
+		names = append(names, p.Name)
+		if p.Labels[nsv1.LabelNodePool] != p.Name {
+			t.Errorf("pool %s lacks its nodepool label: %v", p.Name, p.Labels)
+		}
+	}
+	if !equal(names, []string{"a", "b"}) || len(byName) != 2 || byName["a"] == nil {
+		t.Fatalf("pools = %v (byName %d), want [a b]: deleting, unready and type-less pools are left out", names, len(byName))
+	}
+	tests := []struct {
+		pool       string
+		cpu, nodes int64
+	}{
+		// a1's launched capacity (8) plus a2's requests (1); a3 is being deleted.
+		{pool: "a", cpu: 9, nodes: 2},
+		{pool: "b", cpu: 0, nodes: 0},
+	}
+	for i, tt := range tests {
+		u := in.NodePools[i].Usage
+		cpu, nodes := u[corev1.ResourceCPU], u[nsv1.ResourceNodes]
+		if cpu.Value() != tt.cpu || nodes.Value() != tt.nodes {
+			t.Errorf("pool %s usage cpu=%s nodes=%s, want %d and %d", tt.pool, cpu.String(), nodes.String(), tt.cpu, tt.nodes)
+		}
+	}
+}
