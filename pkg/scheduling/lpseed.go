@@ -50,7 +50,7 @@ func (s *solver) seedFromLP(p *pool, rest []*item) []*bin {
 		}
 		fitsAny := false
 		for k, it := range its {
-			t.fits[k] = it.f.types.has(ti) && it.f.slots&pt.slots != 0 && it.c.req.fits(pt.alloc)
+			t.fits[k] = it.f.types.has(ti) && it.f.slots&pt.slots != 0 && it.c.req.fits(pt.alloc) && s.targetOK(p, ti, it)
 			fitsAny = fitsAny || t.fits[k]
 		}
 		if !fitsAny {

@@ -21,6 +21,11 @@ type item struct {
 	worth     float64
 	short     []int
 	worthDone bool
+	// flexWaived: no type keeping the flexibility floors takes a pod of
+	// the item, so its bins are sized without them (see targetOK).
+	flexDone, flexWaived bool
+	flexTarget           []bool
+	flexTargetZone       []bool
 }
 
 // bin is a planned NodeClaim while it is being filled.
@@ -38,10 +43,11 @@ type bin struct {
 	custom Requirements
 	sig    string
 	seeded bool
+	flex   flexState
 }
 
 func (s *solver) newBin(p *pool, it *item, target int) *bin {
-	b := &bin{id: len(s.bins), p: p, used: make(vec, s.d.n()), types: append(bitset(nil), it.f.types...), slots: it.f.slots, target: target, cur: -1}
+	b := &bin{id: len(s.bins), p: p, used: make(vec, s.d.n()), types: append(bitset(nil), it.f.types...), slots: it.f.slots, target: target, cur: -1, flex: flexState{needOpts: -1}}
 	b.zone = -1
 	s.bins = append(s.bins, b)
 	return b
@@ -94,20 +100,24 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 	if !it.f.types.has(b.target) {
 		return false
 	}
-	mask := b.slots & it.f.slots & p.types[b.target].slots
-	if mask == 0 {
+	// The bin keeps every slot its pods allow, not only the target's: the
+	// target bounds its size, and a type offered in fewer zones must not
+	// narrow the options of the smaller type the claim launches as.
+	mask := b.slots & it.f.slots
+	grow := p.types[b.target].slots
+	if mask&grow == 0 {
 		return false
 	}
 	z := b.zone
 	if z < 0 && it.c.zoneRelevant {
-		z = s.zoneFor(b, it, mask)
+		z = s.zoneFor(b, it, mask&grow)
 		if z < 0 {
 			return false
 		}
 	}
 	if z >= 0 {
 		mask &= s.zoneMask(z)
-		if mask == 0 {
+		if mask&grow == 0 {
 			return false
 		}
 	}
@@ -144,6 +154,10 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 		}
 	}
 	if cur == len(p.types) {
+		return false
+	}
+	// Not a failure of the pod: it goes to another claim.
+	if !s.flexOK(b, it.f, mask, it.c.req) {
 		return false
 	}
 	if p.hasLimit {
@@ -405,7 +419,7 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 	}
 	best, bestCost, bestRatio := -1, math.Inf(1), 0.0
 	for ti, pt := range p.types {
-		if !anchor.f.types.has(ti) || pt.slots&allowed == 0 {
+		if !anchor.f.types.has(ti) || pt.slots&allowed == 0 || !s.targetOK(p, ti, anchor) {
 			continue
 		}
 		if p.hasLimit {

@@ -155,7 +155,7 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 	byType := map[*poolType]struct{}{}
 	var used []*poolType
 	for ti, pt := range p.types {
-		if len(opts) >= maxN {
+		if len(opts) >= maxN && len(p.mv) == 0 {
 			sortOptions(opts)
 			opts = opts[:maxN]
 			if opts[maxN-1].Price <= pt.minPrice {
@@ -177,9 +177,7 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 		}
 	}
 	sortOptions(opts)
-	if len(opts) > maxN {
-		opts = opts[:maxN]
-	}
+	opts = keepMinValues(opts, maxN, p.mv)
 	kept := map[string]struct{}{}
 	for _, o := range opts {
 		kept[o.InstanceType.Name] = struct{}{}
@@ -255,6 +253,53 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 		Taints:        append([]corev1.Taint(nil), p.np.Taints...),
 		StartupTaints: append([]corev1.Taint(nil), p.np.StartupTaints...),
 	}, maxCap, nil
+}
+
+// keepMinValues cuts the price-ordered options to maxN, swapping the
+// dearest options whose value is repeated for the cheapest options of values
+// the cut would lose, until every minValues requirement has its count (or
+// every value there is).
+func keepMinValues(opts []LaunchOption, maxN int, mv []minValuesKey) []LaunchOption {
+	if len(opts) <= maxN {
+		return opts
+	}
+	kept := append([]LaunchOption(nil), opts[:maxN]...)
+	valueOf := func(o LaunchOption, k minValuesKey) string {
+		if k.zone {
+			return o.Zone
+		}
+		return o.InstanceType.Labels[k.key]
+	}
+	for _, k := range mv {
+		count := map[string]int{}
+		for _, o := range kept {
+			count[valueOf(o, k)]++
+		}
+		for _, o := range opts[maxN:] {
+			if len(count) >= k.n {
+				break
+			}
+			v := valueOf(o, k)
+			if count[v] > 0 {
+				continue
+			}
+			// Drop the dearest kept option whose value stays covered.
+			for i := len(kept) - 1; i >= 0; i-- {
+				if old := valueOf(kept[i], k); count[old] > 1 {
+					count[old]--
+					kept = append(kept[:i], kept[i+1:]...)
+					break
+				}
+			}
+			if len(kept) == maxN {
+				break // nothing to drop without losing a value
+			}
+			kept = append(kept, o)
+			count[v]++
+		}
+	}
+	sortOptions(kept)
+	return kept
 }
 
 func sortOptions(opts []LaunchOption) {

@@ -62,7 +62,12 @@ type pool struct {
 	limit    vec // -1 where unlimited
 	used     vec // launched + planned capacity
 	hasLimit bool
-	dropped  string // why the pool's requirements leave no type, if so
+	dropped  string         // why the pool's requirements leave no type, if so
+	bySize   []int          // type indices, largest allocatable first
+	mv       []minValuesKey // requirements with minValues > 1
+	// flexTarget[ti]: a bin filled to type ti keeps its spot options and
+	// minValues; flexTargetZone is the same within one zone.
+	flexTarget, flexTargetZone []bool
 }
 
 // newNodeHostname stands for the unknown hostname of a node not yet launched.
@@ -99,6 +104,7 @@ func (s *solver) buildPools() error {
 		if err := s.buildPoolTypes(p); err != nil {
 			return err
 		}
+		s.buildFlex(p)
 		p.limit = make(vec, s.d.n())
 		p.used = make(vec, s.d.n())
 		for j := range p.limit {

@@ -19,6 +19,7 @@ type solver struct {
 	d         *dims
 	topo      *topology
 	slots     slots
+	spot      uint64 // the spot slots
 	typeKeys  map[string]struct{}
 	pools     []*pool
 	nodeLimit []int64
@@ -109,6 +110,7 @@ func (s *solver) prepare() error {
 	if err := s.buildPools(); err != nil {
 		return fmt.Errorf("preparing node pools: %w", err)
 	}
+	s.spot = s.spotSlots()
 
 	pods := append([]*corev1.Pod(nil), s.in.Pods...)
 	sort.SliceStable(pods, func(i, j int) bool { return podKey(pods[i]) < podKey(pods[j]) })

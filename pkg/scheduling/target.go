@@ -41,7 +41,7 @@ func (s *solver) cheapestPerPod(p *pool, it *item, below float64) (float64, []in
 	n := 0
 	for ti, pt := range p.types {
 		mask := pt.slots & it.f.slots
-		if !it.f.types.has(ti) || mask == 0 {
+		if !it.f.types.has(ti) || mask == 0 || !s.targetOK(p, ti, it) {
 			continue
 		}
 		per := perNode(it.c.req, pt.alloc)
@@ -169,7 +169,7 @@ func (s *solver) bestTarget(p *pool, anchor *item, items []*item, below float64)
 	var bestUse []int64
 	for _, ti := range cands {
 		pt := p.types[ti]
-		if !anchor.f.types.has(ti) || pt.slots&allowed == 0 || !anchor.c.req.fits(pt.alloc) || !s.withinLimits(p, pt) {
+		if !anchor.f.types.has(ti) || pt.slots&allowed == 0 || !anchor.c.req.fits(pt.alloc) || !s.withinLimits(p, pt) || !s.targetOK(p, ti, anchor) {
 			continue
 		}
 		price := s.slotPrice(pt, allowed)

@@ -14,6 +14,12 @@ import (
 // accepts at most this many overrides worth ordering by price.
 const DefaultMaxOptionsPerClaim = 60
 
+// DefaultMinSpotOptions is how many spot (type, zone) options a claim keeps
+// when its pool offers that many: a launch with fewer is one capacity-pool
+// shortage away from falling back or failing (Karpenter uses the same
+// figure as its spot-to-spot minimum).
+const DefaultMinSpotOptions = 15
+
 // PreferencePolicy says whether soft constraints (preferred node affinity,
 // preferred pod (anti-)affinity, ScheduleAnyway spreads) shape the plan.
 type PreferencePolicy string
@@ -30,6 +36,11 @@ const (
 type Options struct {
 	// MaxOptionsPerClaim caps each claim's launch options (default 60).
 	MaxOptionsPerClaim int
+	// MinSpotOptions is the fewest spot options a claim is sized to keep
+	// (default 15; never more than MaxOptionsPerClaim). Claims are capped
+	// below the size that would leave fewer, unless the pool offers fewer
+	// for even one of its pods.
+	MinSpotOptions int
 	// PreferencePolicy defaults to Respect.
 	PreferencePolicy PreferencePolicy
 }
@@ -38,6 +49,10 @@ func (o Options) withDefaults() Options {
 	if o.MaxOptionsPerClaim <= 0 {
 		o.MaxOptionsPerClaim = DefaultMaxOptionsPerClaim
 	}
+	if o.MinSpotOptions <= 0 {
+		o.MinSpotOptions = DefaultMinSpotOptions
+	}
+	o.MinSpotOptions = min(o.MinSpotOptions, o.MaxOptionsPerClaim)
 	if o.PreferencePolicy == "" {
 		o.PreferencePolicy = PreferenceRespect
 	}
