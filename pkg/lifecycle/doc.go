@@ -3,7 +3,8 @@
 // initialized or timed out (Liveness, Initialized), the order and conditions
 // under which a draining node's pods are evicted (DrainOrder, DoNotDisrupt,
 // TerminationDeadline), when a node is empty and may be removed (IsEmpty,
-// AllowedDisruptions), and the status conditions the controllers write.
+// EmptySince, AllowedDisruptions, combined in EmptinessVerdict), and the
+// status conditions the controllers write.
 //
 // Every function takes plain API values and "now"; nothing here reads the API
 // server or a clock. The controllers in pkg/controllers apply these rules to

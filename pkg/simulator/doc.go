@@ -8,10 +8,14 @@
 // the kubelet (binding pods to Ready nodes, starting them), the ReplicaSet,
 // Job and KEDA controllers, and the SQS consumers. Everything Nodesmith
 // decides comes from the product's packages: the batching window
-// (pkg/provisioning/batcher), the solver (pkg/scheduling), launches through
+// (pkg/provisioning/batcher), the provisioner's gather, NodeClaim
+// construction and timings (pkg/provisioning: PendingPods, BuildInput over a
+// Snapshot of the simulated cluster, NewNodeClaim), the solver
+// (pkg/scheduling), launches through
 // the AWS CloudProvider (pkg/providers/aws) talking to the simulated AWS over
 // HTTP with the real SDK, and the NodeClaim lifecycle, emptiness and budget
-// rules (pkg/lifecycle). If the simulator and the controller would decide
+// rules (pkg/lifecycle, the emptiness decision whole in EmptinessVerdict).
+// If the simulator and the controller would decide
 // differently, the seam between them is wrong, not the simulator.
 //
 // Subpackages: scenario (the file format), keda (the KEDA scaling model) and

@@ -5,5 +5,6 @@
 // annotation, or with pods nominated onto them, are kept. (Moving pods to
 // pack nodes tighter is consolidation, a later controller.)
 //
-// It imports controller-runtime; eligibility and budgets are pkg/lifecycle's.
+// It imports controller-runtime and only gathers and acts: the decision is
+// pkg/lifecycle.EmptinessVerdict, which the simulator runs too.
 package emptiness

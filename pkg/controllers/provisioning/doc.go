@@ -1,7 +1,9 @@
 // Package provisioning turns pending pods into NodeClaims. A pod controller
 // feeds provisionable pods (pkg/lifecycle.IsProvisionable) into a batching
 // window (pkg/provisioning/batcher); when the window closes the Provisioner
-// gathers one snapshot from the cluster state, runs the pure solver
+// gathers one snapshot from the cluster state, builds the solver's input
+// with pkg/provisioning (PendingPods, BuildInput; the simulator runs the
+// same functions), runs the pure solver
 // (pkg/scheduling.Solve), nominates pods onto existing and in-flight
 // capacity, creates the planned NodeClaims and launches them at once. Claims
 // that hit insufficient capacity on every option are deleted and their pods
