@@ -194,6 +194,7 @@ func planViolations(in Input, plan *Plan) []string {
 				}
 			}
 		}
+		errs = append(errs, flexViolations(in, np, c, maxOpts)...)
 		sum := launchedCap[c.NodePool]
 		if sum == nil {
 			sum = corev1.ResourceList{}
@@ -450,3 +451,152 @@ func topologyViolations(nodes []*checkNode) []string {
 }
 
 var _ = resource.MustParse
+
+// flexViolations checks a claim's option list against the pool's minValues
+// and, for claims of pods free to go to any zone, the floor of 15 spot
+// options: a claim with fewer must hold a pod that alone has fewer.
+func flexViolations(in Input, np *NodePool, c *ClaimPlan, maxOpts int) []string {
+	var errs []string
+	for _, r := range np.Requirements.NodeSelectorRequirements() {
+		req := np.Requirements.Get(r.Key)
+		if req == nil || req.MinValues == nil || r.Key == nsv1.LabelCapacityType {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, o := range c.Options {
+			if r.Key == corev1.LabelTopologyZone {
+				seen[o.Zone] = true
+			} else if v, ok := o.InstanceType.Labels[r.Key]; ok {
+				seen[v] = true
+			}
+		}
+		if len(seen) < *req.MinValues {
+			errs = append(errs, fmt.Sprintf("claim %s offers %d values of %s, below minValues %d", c.Name, len(seen), r.Key, *req.MinValues))
+		}
+	}
+	const floor = DefaultMinSpotOptions
+	if c.Options[0].CapacityType != nsv1.CapacityTypeSpot || len(np.Limits) > 0 || maxOpts < floor || in.Options.MinSpotOptions != 0 {
+		return errs // limits and a custom floor trim options on purpose
+	}
+	spot := 0
+	for _, o := range c.Options {
+		if o.CapacityType == nsv1.CapacityTypeSpot {
+			spot++
+		}
+	}
+	if spot >= floor {
+		return errs
+	}
+	for _, p := range c.Pods {
+		if zoneBound(p) || podSpotOptions(in, np, p) < floor {
+			return errs
+		}
+	}
+	return append(errs, fmt.Sprintf("claim %s of %d pods has %d spot options although each of its pods alone has at least %d", c.Name, len(c.Pods), spot, floor))
+}
+
+// zoneBound reports whether a pod's zone or its preferences narrow where it
+// may go (then the floor counts options of one zone or of fewer types,
+// which this checker does not recompute).
+func zoneBound(p *corev1.Pod) bool {
+	for _, tsc := range p.Spec.TopologySpreadConstraints {
+		if tsc.TopologyKey == corev1.LabelTopologyZone {
+			return true
+		}
+	}
+	if _, ok := p.Spec.NodeSelector[corev1.LabelTopologyZone]; ok {
+		return true
+	}
+	a := p.Spec.Affinity
+	if a == nil {
+		return false
+	}
+	if a.NodeAffinity != nil {
+		if len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
+			return true
+		}
+		if r := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; r != nil {
+			for _, term := range r.NodeSelectorTerms {
+				for _, e := range term.MatchExpressions {
+					if e.Key == corev1.LabelTopologyZone {
+						return true
+					}
+				}
+			}
+		}
+	}
+	var terms []corev1.PodAffinityTerm
+	if a.PodAffinity != nil {
+		terms = append(terms, a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	if a.PodAntiAffinity != nil {
+		terms = append(terms, a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	for _, t := range terms {
+		if t.TopologyKey == corev1.LabelTopologyZone {
+			return true
+		}
+	}
+	return false
+}
+
+// podSpotOptions counts the pool's available spot (type, zone) offerings
+// that hold the pod next to every DaemonSet (an undercount when some
+// DaemonSet would not run there) and match the pool's and the pod's
+// required node affinity.
+func podSpotOptions(in Input, np *NodePool, p *corev1.Pod) int {
+	need := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+	for _, ds := range in.DaemonSets {
+		for name, q := range resourcehelper.PodRequests(dsPod(ds), resourcehelper.PodResourcesOptions{}) {
+			cur := need[name]
+			cur.Add(q)
+			need[name] = cur
+		}
+	}
+	sel := poolSelector(np)
+	aff := nodeaffinity.GetRequiredNodeAffinity(p)
+	n := 0
+	for _, it := range np.InstanceTypes {
+		alloc := it.Allocatable()
+		fits := true
+		for name, q := range need {
+			if a, ok := alloc[name]; !q.IsZero() && (!ok || q.Cmp(a) > 0) {
+				fits = false
+			}
+		}
+		if pods, ok := alloc[corev1.ResourcePods]; ok && pods.Value() < int64(1+len(in.DaemonSets)) {
+			fits = false
+		}
+		if !fits {
+			continue
+		}
+		for _, o := range it.Offerings {
+			if !o.Available || o.CapacityType != nsv1.CapacityTypeSpot {
+				continue
+			}
+			lbls := map[string]string{corev1.LabelTopologyZone: o.Zone, nsv1.LabelCapacityType: o.CapacityType, nsv1.LabelNodePool: np.Name}
+			for k, v := range it.Labels {
+				lbls[k] = v
+			}
+			for k, v := range np.Labels {
+				lbls[k] = v
+			}
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: lbls}}
+			if sel != nil {
+				if ok, _ := nodeaffinity.NewLazyErrorNodeSelector(sel).Match(node); !ok {
+					continue
+				}
+			}
+			if ok, _ := aff.Match(node); ok {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -211,8 +211,22 @@ func (s *solver) itemFlex(p *pool, it *item) {
 	}
 }
 
-// spotSlots is the set of spot slots.
+// spotSlots is the set of spot slots; it also refreshes ctMasks, the slots
+// of each capacity type.
 func (s *solver) spotSlots() uint64 {
+	s.ctMasks = s.ctMasks[:0]
+	var cts []string
+	for i, ct := range s.slots.ct {
+		k := 0
+		for k < len(cts) && cts[k] != ct {
+			k++
+		}
+		if k == len(cts) {
+			cts = append(cts, ct)
+			s.ctMasks = append(s.ctMasks, 0)
+		}
+		s.ctMasks[k] |= 1 << i
+	}
 	return s.slotMask(func(i int) bool { return s.slots.ct[i] == nsv1.CapacityTypeSpot })
 }
 
@@ -283,35 +297,55 @@ func allAtMostOne(xs []int) bool {
 	return true
 }
 
-// flexScan walks order and counts the spot options and distinct minValues
-// values of the types that hold used (within b's and f's types and mask),
-// stopping once need and needMV are met. It returns the counts and the
-// types that contributed, or a nil witness when the floors are not met.
+// flexScan walks order and counts the spot options and, per capacity type
+// (a claim launches one), the distinct minValues values of the types that
+// hold used (within b's and f's types and mask), stopping once need is met
+// and one capacity type meets every needMV. It returns the option count,
+// the best count per minValues key and the types that contributed, or a
+// nil witness when the floors are not met.
 func (s *solver) flexScan(b *bin, f *poolFit, mask, spot uint64, used vec, order []int, need int, needMV []int) (int, []int, []int) {
 	p := b.p
 	opts := 0
-	got := make([]int, len(p.mv))
+	nk, nc := len(p.mv), len(s.ctMasks)
+	var got []int
 	var seen [][]int
 	var zones []uint64
-	if len(p.mv) > 0 {
-		seen = make([][]int, len(p.mv))
-		zones = make([]uint64, len(p.mv))
+	if nk > 0 {
+		got = make([]int, nk*nc)
+		seen = make([][]int, nk*nc)
+		zones = make([]uint64, nk*nc)
 	}
-	var w []int
+	best := func() []int {
+		out := make([]int, nk)
+		for c := 0; c < nc; c++ {
+			for i := 0; i < nk; i++ {
+				out[i] = max(out[i], got[c*nk+i])
+			}
+		}
+		return out
+	}
 	met := func() bool {
 		if opts < need {
 			return false
 		}
-		for i := range needMV {
-			if got[i] < needMV[i] {
-				return false
-			}
+		if nk == 0 {
+			return true
 		}
-		return true
+	next:
+		for c := 0; c < nc; c++ {
+			for i := range needMV {
+				if got[c*nk+i] < needMV[i] {
+					continue next
+				}
+			}
+			return true
+		}
+		return false
 	}
 	if met() {
-		return opts, got, []int{}
+		return opts, best(), []int{}
 	}
+	var w []int
 	for _, ti := range order {
 		if !b.types.has(ti) || !f.types.has(ti) {
 			continue
@@ -328,37 +362,44 @@ func (s *solver) flexScan(b *bin, f *poolFit, mask, spot uint64, used vec, order
 				useful = true
 			}
 		}
-		for i, k := range p.mv {
-			if got[i] >= needMV[i] {
+		for c, cm := range s.ctMasks {
+			csl := sl & cm
+			if csl == 0 {
 				continue
 			}
-			if k.zone {
-				for m := sl; m != 0; m &= m - 1 {
-					z := s.slots.zone[bits.TrailingZeros64(m)]
-					if zones[i]&(1<<z) == 0 {
-						zones[i] |= 1 << z
-						got[i]++
-						useful = true
-					}
+			for i, k := range p.mv {
+				x := c*nk + i
+				if got[x] >= needMV[i] {
+					continue
 				}
-				continue
+				if k.zone {
+					for m := csl; m != 0; m &= m - 1 {
+						z := s.slots.zone[bits.TrailingZeros64(m)]
+						if zones[x]&(1<<z) == 0 {
+							zones[x] |= 1 << z
+							got[x]++
+							useful = true
+						}
+					}
+					continue
+				}
+				v := k.val[ti]
+				if v < 0 || containsInt(seen[x], v) {
+					continue
+				}
+				seen[x] = append(seen[x], v)
+				got[x]++
+				useful = true
 			}
-			v := k.val[ti]
-			if v < 0 || containsInt(seen[i], v) {
-				continue
-			}
-			seen[i] = append(seen[i], v)
-			got[i]++
-			useful = true
 		}
 		if useful {
 			w = append(w, ti)
 			if met() {
-				return opts, got, w
+				return opts, best(), w
 			}
 		}
 	}
-	return opts, got, nil
+	return opts, best(), nil
 }
 
 func containsInt(xs []int, x int) bool {

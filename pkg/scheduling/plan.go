@@ -128,8 +128,9 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 		}
 		return true
 	}
-	// The cheapest option decides the capacity type.
-	ctSlots := uint64(0)
+	// The cheapest option decides the capacity type, unless its options
+	// miss a minValues the next capacity type meets.
+	var cts []uint64
 	for ti, pt := range p.types {
 		if !b.types.has(ti) || pt.slots&b.slots == 0 || !within(pt) {
 			continue
@@ -141,12 +142,35 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 			}
 		}
 		ct := s.slots.ct[best]
-		ctSlots = s.slotMask(func(i int) bool { return s.slots.ct[i] == ct })
-		break
+		m := s.slotMask(func(i int) bool { return s.slots.ct[i] == ct })
+		seen := false
+		for _, x := range cts {
+			seen = seen || x == m
+		}
+		if !seen {
+			cts = append(cts, m)
+		}
 	}
-	if ctSlots == 0 {
+	if len(cts) == 0 {
 		return nil, nil, fmt.Errorf("pool %q: no instance type fits its share within the pool's limits", p.np.Name)
 	}
+	var firstErr error
+	for _, ctSlots := range cts {
+		claim, maxCap, err := s.claimOptions(b, ctSlots, within)
+		if err == nil {
+			return claim, maxCap, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, nil, firstErr
+}
+
+// claimOptions builds the claim of b from its options in ctSlots (one
+// capacity type) that pass within.
+func (s *solver) claimOptions(b *bin, ctSlots uint64, within func(*poolType) bool) (*ClaimPlan, vec, error) {
+	p := b.p
 	// Types are in order of their cheapest offering, so once the list holds
 	// max options no dearer than the next type's cheapest, it is final.
 	maxN := s.opts.MaxOptionsPerClaim

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
@@ -69,6 +70,11 @@ func randomPools(r *rand.Rand, types []*catalog.InstanceType) []*NodePool {
 			np.Requirements.Add(NewRequirement("test/cpu", nsv1.NodeSelectorOpLte, "16"))
 		case 3:
 			np.Labels["team"] = []string{"a", "b"}[r.Intn(2)]
+		case 4:
+			// Launches must span two sizes: claims are capped, not failed.
+			sizes := NewRequirement("test/cpu", corev1.NodeSelectorOpExists)
+			sizes.MinValues = ptr.To(2)
+			np.Requirements.Add(sizes)
 		}
 		if r.Intn(4) == 0 {
 			np.Taints = []corev1.Taint{{Key: "dedicated", Value: "x", Effect: corev1.TaintEffectNoSchedule}}

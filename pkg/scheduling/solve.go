@@ -19,7 +19,8 @@ type solver struct {
 	d         *dims
 	topo      *topology
 	slots     slots
-	spot      uint64 // the spot slots
+	spot      uint64   // the spot slots
+	ctMasks   []uint64 // the slots of each capacity type
 	typeKeys  map[string]struct{}
 	pools     []*pool
 	nodeLimit []int64
