@@ -70,7 +70,25 @@
 //     matches the claim's free capacity, so cpu and memory fill together.
 //     New claims are only sized from zones where the anchor class still
 //     has spread quota, so a type missing from some zones cannot strand
-//     a zone's share.
+//     a zone's share. The target type only bounds a claim's size: the
+//     claim keeps every zone its pods allow, so a target sold in one zone
+//     does not pin the smaller type it launches as to that zone.
+//     - Flexibility floors (flex.go) cap every claim's size: a pod joins a
+//     claim only if, with it, at least MinSpotOptions (default 15) spot
+//     (type, zone) offerings still hold the claim and every pool
+//     requirement with minValues still has that many distinct values
+//     among the fitting types of one capacity type. A claim that would
+//     fall below goes to another claim: a little packing is traded for a
+//     launch that survives a shortage in a few spot pools (15 is also
+//     Karpenter's spot-to-spot minimum), and minValues shrinks claims
+//     instead of failing pods. Pods bound to one zone (zone spread and
+//     affinity quotas) count the options of that zone. A floor that one
+//     pod of the claim cannot reach in the pool at all is waived (the
+//     pool's catalog is what it is; an unreachable minValues is then
+//     reported). Target choice (LP seeding, value sizing, chooseTarget)
+//     only considers types whose full fill keeps the floors among the
+//     types at least as large in every dimension, so claims fill to their
+//     target instead of stopping short of it.
 //  7. Repacking (repack.go). Rounding leaves a few large claims partly
 //     filled (the LP buys 1.6 memory nodes, a plan buys 2). Once a pool is
 //     packed, the worst-filled claims (price × unused share) are taken
@@ -85,8 +103,10 @@
 //  8. Shrinking and options. Each claim launches as the cheapest type that
 //     holds its pods plus DaemonSet overhead; its options are every fitting
 //     (type, zone, capacity type) in its allowed slots, cheapest first, at
-//     most MaxOptionsPerClaim. Only the cheapest option's capacity type is
-//     listed: spot when the pool allows it and it is cheaper; the provider
+//     most MaxOptionsPerClaim (the cut keeps the cheapest option of each
+//     value minValues needs). Only the cheapest option's capacity type is
+//     listed (the next one when its options miss a minValues): spot when
+//     the pool allows it and it is cheaper; the provider
 //     falls back to on-demand itself when spot is short (ICE), and the next
 //     solve sees the ICE cache.
 //  9. Limits are pessimistic: a claim counts the largest capacity among its
