@@ -7,6 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
+	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
 )
 
 // Options are the controller's settings: flags, each defaulting to an
@@ -67,8 +71,8 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 	str(&o.ClusterEndpoint, "cluster-endpoint", "CLUSTER_ENDPOINT", "", "API server endpoint nodes join")
 	str(&o.ClusterCABundle, "cluster-ca-bundle", "CLUSTER_CA_BUNDLE", "", "base64 PEM CA bundle nodes trust")
 	str(&o.InterruptionQueue, "interruption-queue", "INTERRUPTION_QUEUE", "", "SQS queue of spot and health events (empty: off)")
-	dur(&o.BatchIdle, "batch-idle-duration", "BATCH_IDLE_DURATION", time.Second, "a batch closes after this long without a new pending pod")
-	dur(&o.BatchMax, "batch-max-duration", "BATCH_MAX_DURATION", 10*time.Second, "a batch closes at the latest this long after its first pod")
+	dur(&o.BatchIdle, "batch-idle-duration", "BATCH_IDLE_DURATION", batcher.DefaultIdle, "a batch closes after this long without a new pending pod")
+	dur(&o.BatchMax, "batch-max-duration", "BATCH_MAX_DURATION", batcher.DefaultMax, "a batch closes at the latest this long after its first pod")
 	str(&o.AWSRegion, "aws-region", "AWS_REGION", "", "AWS region")
 	str(&o.AWSEndpoint, "aws-endpoint", "AWS_ENDPOINT_URL", "", "override the AWS endpoint (a simulated AWS)")
 	str(&o.MetricsAddr, "metrics-bind-address", "METRICS_BIND_ADDRESS", ":8080", "Prometheus metrics address (0: off)")
@@ -76,10 +80,10 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 	str(&o.LeaderElectionNS, "leader-election-namespace", "POD_NAMESPACE", "kube-system", "namespace of the leader election lease")
 	str(&o.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info or error")
 	str(&gates, "feature-gates", "FEATURE_GATES", "", "feature switches, e.g. SpotToSpotConsolidation=true")
-	dur(&o.RegistrationTimeout, "registration-timeout", "REGISTRATION_TIMEOUT", 15*time.Minute, "a launched instance whose node does not register in time is terminated")
+	dur(&o.RegistrationTimeout, "registration-timeout", "REGISTRATION_TIMEOUT", rules.DefaultTimeouts().Registration, "a launched instance whose node does not register in time is terminated")
 	dur(&o.GCInterval, "gc-interval", "GC_INTERVAL", 30*time.Second, "how often cloud instances are reconciled against NodeClaims")
 	dur(&o.GCGrace, "gc-grace", "GC_GRACE", 30*time.Second, "how old an unaccounted instance must be before it is terminated")
-	dur(&o.NominationTTL, "nomination-ttl", "NOMINATION_TTL", time.Minute, "how long a pod planned onto in-flight capacity is kept out of new batches")
+	dur(&o.NominationTTL, "nomination-ttl", "NOMINATION_TTL", provisioning.DefaultNominationTTL, "how long a pod planned onto in-flight capacity is kept out of new batches")
 	leader := true
 	if e := env("LEADER_ELECT"); e != "" {
 		b, err := strconv.ParseBool(e)
