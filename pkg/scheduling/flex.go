@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 )
 
 // Flexibility as a sizing cap. A claim launches as any of the (type, zone)
@@ -409,4 +410,152 @@ func containsInt(xs []int, x int) bool {
 		}
 	}
 	return false
+}
+
+// limitOptions trims the price-ordered options of a claim in a pool with
+// limits. The pool counts a claim at the largest capacity among its
+// options (whichever launches, the limit holds), so every option beyond
+// the floors that is larger than the options already needed spends limit
+// another claim could use: the cheapest options up to the floors (spot
+// options, minValues) are kept, then only options no larger than those.
+func (s *solver) limitOptions(opts []LaunchOption, p *pool) []LaunchOption {
+	if p.byIt == nil {
+		p.byIt = make(map[*catalog.InstanceType]*poolType, len(p.types))
+		for _, pt := range p.types {
+			p.byIt[pt.it] = pt
+		}
+	}
+	spotAll := 0
+	for _, o := range opts {
+		if o.CapacityType == nsv1.CapacityTypeSpot {
+			spotAll++
+		}
+	}
+	need := min(s.opts.MinSpotOptions, spotAll)
+	needMV := make([]int, len(p.mv))
+	seen := make([]map[string]bool, len(p.mv))
+	for i, k := range p.mv {
+		all := map[string]bool{}
+		for _, o := range opts {
+			all[optionValue(o, k)] = true
+		}
+		needMV[i] = min(k.n, len(all))
+		seen[i] = map[string]bool{}
+	}
+	met := func(spot int) bool {
+		if spot < need {
+			return false
+		}
+		for i := range needMV {
+			if len(seen[i]) < needMV[i] {
+				return false
+			}
+		}
+		return true
+	}
+	var kept []LaunchOption
+	var capMax vec
+	spot, i := 0, 0
+	for ; i < len(opts) && !met(spot); i++ {
+		o := opts[i]
+		kept = append(kept, o)
+		if o.CapacityType == nsv1.CapacityTypeSpot {
+			spot++
+		}
+		for j, k := range p.mv {
+			seen[j][optionValue(o, k)] = true
+		}
+		c := p.byIt[o.InstanceType].capacity
+		if capMax == nil {
+			capMax = c.clone()
+		}
+		for d := range capMax {
+			capMax[d] = max(capMax[d], c[d])
+		}
+	}
+	if capMax == nil {
+		return opts // no floor to keep: every option stays, as before
+	}
+	for _, o := range opts[i:] {
+		if p.byIt[o.InstanceType].capacity.fits(capMax) {
+			kept = append(kept, o)
+		}
+	}
+	return kept
+}
+
+func optionValue(o LaunchOption, k minValuesKey) string {
+	if k.zone {
+		return o.Zone
+	}
+	return o.InstanceType.Labels[k.key]
+}
+
+// charged is the capacity b counts against its pool's limits.
+func (b *bin) charged() vec {
+	if b.charge != nil {
+		return b.charge
+	}
+	c := make(vec, len(b.used))
+	if b.cur >= 0 {
+		copy(c, b.p.types[b.cur].capacity)
+	}
+	return c
+}
+
+// limitCharge is the capacity a claim of b plus one pod of request req
+// will count against the pool's limits: the largest capacity among the
+// cheapest types that hold it until the floors are met (what
+// limitOptions keeps), at least the capacity of its cheapest type cur.
+func (s *solver) limitCharge(b *bin, f *poolFit, mask uint64, req vec, cur int) vec {
+	p := b.p
+	out := p.types[cur].capacity.clone()
+	need := b.flex.needOpts
+	spot := mask & s.spot
+	if spot == 0 || need < 0 {
+		need = 0
+	}
+	needMV := b.flex.needMV
+	if need == 0 && allAtMostOne(needMV) {
+		return out
+	}
+	used := b.used.clone()
+	used.add(req)
+	opts := 0
+	seen := make([][]int, len(p.mv))
+	var zones []uint64
+	if len(p.mv) > 0 {
+		zones = make([]uint64, len(p.mv))
+	}
+	met := func() bool {
+		if opts < need {
+			return false
+		}
+		for i, k := range p.mv {
+			if k.zone && bits.OnesCount64(zones[i]) < needMV[i] || !k.zone && len(seen[i]) < needMV[i] {
+				return false
+			}
+		}
+		return true
+	}
+	for ti := cur; ti < len(p.types) && !met(); ti++ {
+		pt := p.types[ti]
+		if !b.types.has(ti) || !f.types.has(ti) || pt.slots&mask == 0 || !used.fits(pt.alloc) {
+			continue
+		}
+		opts += bits.OnesCount64(pt.slots & spot)
+		for i, k := range p.mv {
+			if k.zone {
+				for m := pt.slots & mask; m != 0; m &= m - 1 {
+					zones[i] |= 1 << s.slots.zone[bits.TrailingZeros64(m)]
+				}
+			} else if v := k.val[ti]; v >= 0 && !containsInt(seen[i], v) {
+				seen[i] = append(seen[i], v)
+			}
+		}
+		for d := range out {
+			out[d] = max(out[d], pt.capacity[d])
+		}
+	}
+	return out
 }

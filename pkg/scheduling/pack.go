@@ -44,6 +44,7 @@ type bin struct {
 	sig    string
 	seeded bool
 	flex   flexState
+	charge vec // capacity counted against the pool's limits (nil: none)
 }
 
 func (s *solver) newBin(p *pool, it *item, target int) *bin {
@@ -160,26 +161,22 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 	if !s.flexOK(b, it.f, mask, it.c.req) {
 		return false
 	}
+	var charge vec
 	if p.hasLimit {
+		// The pool counts a claim at the largest of the options it will
+		// keep (see limitOptions), not at its cheapest type.
+		charge = s.limitCharge(b, it.f, mask, it.c.req, cur)
+		prev := b.charged()
 		for d := range p.limit {
-			if p.limit[d] < 0 {
-				continue
-			}
-			prev := int64(0)
-			if b.cur >= 0 {
-				prev = p.types[b.cur].capacity[d]
-			}
-			if p.types[cur].capacity[d]-prev > p.headroom(d) {
+			if p.limit[d] >= 0 && charge[d]-prev[d] > p.headroom(d) {
 				it.st.note(fmt.Sprintf("pool %q: limit %s would be exceeded", p.np.Name, s.d.names[d]))
 				return false
 			}
 		}
 		for d := range p.limit {
-			if b.cur >= 0 {
-				p.used[d] -= p.types[b.cur].capacity[d]
-			}
-			p.used[d] += p.types[cur].capacity[d]
+			p.used[d] += charge[d] - prev[d]
 		}
+		b.charge = charge
 	}
 	// Commit.
 	if custom != nil {

@@ -24,8 +24,9 @@ func (s *solver) plan() *Plan {
 	}
 	for _, b := range s.bins {
 		if b.cur >= 0 && b.p.hasLimit {
+			c := b.charged()
 			for d := range b.p.limit {
-				later[b.p.idx][d] += b.p.types[b.cur].capacity[d]
+				later[b.p.idx][d] += c[d]
 			}
 		}
 	}
@@ -45,8 +46,9 @@ func (s *solver) plan() *Plan {
 		var budget vec
 		if p.hasLimit {
 			budget = make(vec, len(p.limit))
+			c := b.charged()
 			for d := range p.limit {
-				later[p.idx][d] -= p.types[b.cur].capacity[d]
+				later[p.idx][d] -= c[d]
 				budget[d] = math.MaxInt64
 				if p.limit[d] >= 0 {
 					budget[d] = p.limit[d] - base[p.idx][d] - later[p.idx][d]
@@ -201,6 +203,9 @@ func (s *solver) claimOptions(b *bin, ctSlots uint64, within func(*poolType) boo
 		}
 	}
 	sortOptions(opts)
+	if p.hasLimit {
+		opts = s.limitOptions(opts, p)
+	}
 	opts = keepMinValues(opts, maxN, p.mv)
 	kept := map[string]struct{}{}
 	for _, o := range opts {

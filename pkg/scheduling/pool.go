@@ -68,6 +68,7 @@ type pool struct {
 	// flexTarget[ti]: a bin filled to type ti keeps its spot options and
 	// minValues; flexTargetZone is the same within one zone.
 	flexTarget, flexTargetZone []bool
+	byIt                       map[*catalog.InstanceType]*poolType // built on first use
 }
 
 // newNodeHostname stands for the unknown hostname of a node not yet launched.

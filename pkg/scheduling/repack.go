@@ -213,8 +213,9 @@ func (s *solver) replace(p *pool, b *bin, free []*item, byClass map[*podClass]*i
 		}
 	}
 	if p.hasLimit && b.cur >= 0 {
+		c := b.charged()
 		for d := range p.limit {
-			p.used[d] -= p.types[b.cur].capacity[d]
+			p.used[d] -= c[d]
 		}
 	}
 	s.nodesUsed[p.idx]--
@@ -411,8 +412,9 @@ func (s *solver) moveAll(d, r *bin, byClass map[*podClass]*item) bool {
 		return false
 	}
 	if p.hasLimit {
+		c := d.charged()
 		for dd := range p.limit {
-			p.used[dd] -= p.types[d.cur].capacity[dd]
+			p.used[dd] -= c[dd]
 		}
 	}
 	s.nodesUsed[p.idx]--
