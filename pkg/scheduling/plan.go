@@ -143,18 +143,22 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 				best = si
 			}
 		}
-		ct := s.slots.ct[best]
-		m := s.slotMask(func(i int) bool { return s.slots.ct[i] == ct })
-		seen := false
-		for _, x := range cts {
-			seen = seen || x == m
+		for _, m := range s.ctMasks {
+			if m&(1<<best) != 0 {
+				cts = append(cts, m)
+			}
 		}
-		if !seen {
-			cts = append(cts, m)
-		}
+		break
 	}
 	if len(cts) == 0 {
 		return nil, nil, fmt.Errorf("pool %q: no instance type fits its share within the pool's limits", p.np.Name)
+	}
+	// The other capacity types are tried only when the first misses a
+	// minValues.
+	for _, m := range s.ctMasks {
+		if m != cts[0] && m&b.slots != 0 {
+			cts = append(cts, m)
+		}
 	}
 	var firstErr error
 	for _, ctSlots := range cts {
@@ -207,6 +211,9 @@ func (s *solver) claimOptions(b *bin, ctSlots uint64, within func(*poolType) boo
 		opts = s.limitOptions(opts, p)
 	}
 	opts = keepMinValues(opts, maxN, p.mv)
+	if len(opts) == 0 {
+		return nil, nil, fmt.Errorf("pool %q: no instance type fits its share within the pool's limits", p.np.Name)
+	}
 	kept := map[string]struct{}{}
 	for _, o := range opts {
 		kept[o.InstanceType.Name] = struct{}{}
