@@ -111,7 +111,11 @@
 //     solve sees the ICE cache.
 //  9. Limits are pessimistic: a claim counts the largest capacity among its
 //     options, so whichever option launches, the pool stays within its
-//     limits; options that would break the limit are dropped.
+//     limits; options that would break the limit are dropped. In a pool
+//     with limits a claim keeps the cheapest options up to its floors and
+//     then only options no larger than those, and packing charges each
+//     claim that capacity (not its cheapest type's), so the budget left at
+//     plan time does not trim a claim below its floors.
 //
 // Two lower bounds measure plans (lowerbound.go). CostLowerBound is the LP
 // relaxation of cpu+memory covering; on real catalogs it is far below any
