@@ -237,3 +237,47 @@ func containsText(xs []string, sub string) bool {
 	}
 	return false
 }
+
+// TestSolveLimitsKeepFloors: in a pool with limits, claims are charged for
+// the options they keep, so none is cut below its floors at plan time and
+// pods that do not fit are refused for the limit, never for minValues.
+func TestSolveLimitsKeepFloors(t *testing.T) {
+	zones3 := []string{"z-a", "z-b", "z-c"}
+	var types []*catalog.InstanceType
+	for i, f := range []string{"a", "b", "c", "d", "e", "f"} {
+		for _, c := range []int64{1, 2, 4, 8, 16} {
+			it := familyType(f, c, zones3...)
+			mem := int64(2<<(i/2)) * c // 2, 4 or 8 GiB per vCPU
+			it.Capacity[corev1.ResourceMemory] = *resource.NewQuantity(mem<<30, resource.BinarySI)
+			for j := range it.Offerings {
+				it.Offerings[j].Price *= 1 + 0.1*float64(i/2)
+			}
+			types = append(types, it)
+		}
+	}
+	np := minValuesPool(types, []string{"a", "b", "c", "d", "e", "f"}, 3)
+	np.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200"), corev1.ResourceMemory: resource.MustParse("600Gi")}
+	in := Input{Pods: pods(100, "w", "1500m", "1Gi"), NodePools: []*NodePool{np}}
+	plan, err := Solve(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.NewClaims) == 0 {
+		t.Fatal("no claim planned")
+	}
+	for _, u := range plan.Unschedulable {
+		if strings.Contains(u.Reason, "minValues") {
+			t.Errorf("pod refused for minValues: %s", u.Reason)
+		}
+	}
+	for _, c := range plan.NewClaims {
+		if n := spotOptions(c); n < 15 {
+			t.Errorf("claim %s has %d spot options, want at least 15", c.Name, n)
+		}
+		if n := distinct(c, func(o LaunchOption) string { return o.InstanceType.Labels[familyKey] }); n < 3 {
+			t.Errorf("claim %s spans %d families, want 3", c.Name, n)
+		}
+	}
+	checkPlan(t, in, plan)
+	t.Logf("%d claims, %d pods refused (limits)", len(plan.NewClaims), len(plan.Unschedulable))
+}
