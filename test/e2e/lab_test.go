@@ -27,8 +27,10 @@ import (
 
 const (
 	labCluster = "lab"
-	labRegion  = "us-east-1"
-	bootDelay  = 2 * time.Second
+	// exampleNodeRole is spec.role of examples/spot-fleet.yaml.
+	exampleNodeRole = "NodesmithNodeRole-my-cluster"
+	labRegion       = "us-east-1"
+	bootDelay       = 2 * time.Second
 )
 
 var lab *Lab
@@ -131,6 +133,9 @@ leaderElection:
 	l.World = fakeaws.NewWorld(fakeaws.Options{
 		Region: labRegion, Zones: zones, Specs: fakeaws.SpecsFromCatalog(specs, labRegion, zones),
 		BootDelay: bootDelay, ShutdownDelay: time.Second, ClusterName: labCluster, Seed: 7, DefaultCapacity: 1000,
+		// The node role examples/spot-fleet.yaml names: the controller makes its
+		// instance profile through the simulated IAM, as on a real account.
+		Roles: []string{exampleNodeRole},
 	})
 	go l.World.Run(ctx, 100*time.Millisecond)
 	srv := httptest.NewServer(l.Fleets.wrap(fakeaws.NewServer(l.World)))
