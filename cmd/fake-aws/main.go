@@ -70,6 +70,7 @@ func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, runConfi
 	fullCatalog := fs.Bool("catalog", true, "sell every type of the embedded catalog (false: a small built-in list)")
 	seed := fs.Int64("seed", 1, "seed for ids and random interruptions")
 	interruptEvery := fs.Duration("interrupt-every", 0, "interrupt a random running spot instance this often (0: never)")
+	roles := fs.String("roles", "NodesmithNodeRole-my-cluster", "comma-separated IAM roles that exist from the start (spec.role of an EC2NodeClass must name one; the examples use NodesmithNodeRole-my-cluster)")
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, runConfig{}, err
 	}
@@ -78,6 +79,11 @@ func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, runConfi
 		Region: *region, Zones: zoneList, BootDelay: *bootDelay, ShutdownDelay: *shutdownDelay,
 		InterruptionQueue: *queue, DefaultCapacity: *capacity, ClusterName: *clusterName,
 		KubernetesVersion: *k8sVersion, Seed: *seed,
+	}
+	for _, r := range strings.Split(*roles, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			opts.Roles = append(opts.Roles, r)
+		}
 	}
 	if *fullCatalog {
 		specs, err := catalog.Specs()
@@ -113,7 +119,7 @@ func interruptLoop(ctx context.Context, w *fakeaws.World, every time.Duration) {
 }
 
 func printBanner(out io.Writer, endpoint string, w *fakeaws.World, o fakeaws.Options) {
-	fmt.Fprintf(out, "fake-aws: EC2, SQS and SSM on %s (region %s, zones %s, %d pools)\n",
+	fmt.Fprintf(out, "fake-aws: EC2, IAM, SQS and SSM on %s (region %s, zones %s, %d pools)\n",
 		endpoint, o.Region, strings.Join(o.Zones, ","), len(w.Pools()))
 	fmt.Fprintln(out, "Point the AWS SDK and CLI at it with:")
 	fmt.Fprintf(out, "  export AWS_ENDPOINT_URL=%s\n", endpoint)
@@ -121,6 +127,9 @@ func printBanner(out io.Writer, endpoint string, w *fakeaws.World, o fakeaws.Opt
 	fmt.Fprintln(out, "  export AWS_ACCESS_KEY_ID=fake AWS_SECRET_ACCESS_KEY=fake")
 	if o.InterruptionQueue != "" {
 		fmt.Fprintf(out, "Interruption queue: %s/%s/%s\n", endpoint, w.Options().AccountID, o.InterruptionQueue)
+	}
+	if len(o.Roles) > 0 {
+		fmt.Fprintf(out, "IAM roles: %s\n", strings.Join(o.Roles, ", "))
 	}
 	if o.ClusterName != "" {
 		fmt.Fprintf(out, "Cluster %q: subnets and security group tagged nodesmith.sh/discovery=%s\n", o.ClusterName, o.ClusterName)

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
@@ -20,7 +21,7 @@ import (
 func TestSetupServesTheConfiguredWorld(t *testing.T) {
 	var out bytes.Buffer
 	world, ln, rc, err := setup([]string{"--listen", "127.0.0.1:0", "--zones", "us-west-2a,us-west-2b", "--region", "us-west-2",
-		"--cluster-name", "demo", "--interruption-queue", "demo-q", "--capacity", "7", "--catalog=false", "--interrupt-every", "3m"}, &out)
+		"--cluster-name", "demo", "--interruption-queue", "demo-q", "--capacity", "7", "--catalog=false", "--interrupt-every", "3m", "--roles", "demo-nodes, other"}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +43,24 @@ func TestSetupServesTheConfiguredWorld(t *testing.T) {
 	}
 	if _, err := sqs.NewFromConfig(cfg).GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("demo-q")}); err != nil {
 		t.Fatalf("interruption queue: %v", err)
+	}
+	// The configured role exists: a profile can take it, an unknown role cannot.
+	iamc := iam.NewFromConfig(cfg)
+	if _, err := iamc.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("p")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := iamc.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("p"), RoleName: aws.String("demo-nodes")}); err != nil {
+		t.Fatalf("the --roles role should exist: %v", err)
+	}
+	if _, err := iamc.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("q")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = iamc.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("q"), RoleName: aws.String("missing")})
+	if err == nil || !strings.Contains(err.Error(), "NoSuchEntity") {
+		t.Fatalf("a role not in --roles should not exist, got %v", err)
+	}
+	if !strings.Contains(out.String(), "IAM roles: demo-nodes, other") {
+		t.Fatalf("banner does not list the roles:\n%s", out.String())
 	}
 	for _, p := range world.Pools() {
 		if p.Spare != 7 {
