@@ -63,7 +63,11 @@ func loadScenario(name string) (*scenario.Scenario, error) {
 	if _, err := os.Stat(name); err == nil {
 		return scenario.LoadFile(name)
 	}
-	b, err := scenarios.FS.ReadFile(filepath.Base(name))
+	builtin := filepath.Base(name)
+	if filepath.Ext(builtin) == "" {
+		builtin += ".yaml" // "ice-window" names examples/scenarios/ice-window.yaml
+	}
+	b, err := scenarios.FS.ReadFile(builtin)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("scenario %q: no such file and no built-in example of that name (built-in: %s)", name, exampleNames())

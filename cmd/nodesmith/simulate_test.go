@@ -26,9 +26,11 @@ func TestLoadScenario(t *testing.T) {
 	}{
 		{arg: "", wantName: "sqs-worker-lab"},
 		{arg: "ice-window.yaml", wantName: "ice-window"},
+		{arg: "spot-interruption", wantName: "spot-interruption"},
 		{arg: "examples/scenarios/spot-interruption.yaml", wantName: "spot-interruption"},
 		{arg: custom, wantName: "mine"},
 		{arg: "nope.yaml", wantErr: "no built-in example"},
+		{arg: "nope", wantErr: "no built-in example"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.arg, func(t *testing.T) {
