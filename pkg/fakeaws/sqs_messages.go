@@ -71,7 +71,10 @@ type batchFailure struct {
 	SenderFault       bool
 }
 
-func checkBatch(n int, ids []string) error {
+// checkBatch applies SQS's batch rules (1–10 entries, distinct ids) to
+// entries, reading each entry's id with id.
+func checkBatch[E any](entries []E, id func(E) string) error {
+	n := len(entries)
 	if n == 0 {
 		return sqsErr("EmptyBatchRequest", "AWS.SimpleQueueService.EmptyBatchRequest;Sender", "There should be at least one entry in the request.")
 	}
@@ -79,11 +82,11 @@ func checkBatch(n int, ids []string) error {
 		return sqsErr("TooManyEntriesInBatchRequest", "AWS.SimpleQueueService.TooManyEntriesInBatchRequest;Sender", "Maximum number of entries per request are 10. You have sent %d.", n)
 	}
 	seen := map[string]bool{}
-	for _, id := range ids {
-		if seen[id] {
-			return sqsErr("BatchEntryIdsNotDistinct", "AWS.SimpleQueueService.BatchEntryIdsNotDistinct;Sender", "Id %s repeated.", id)
+	for _, e := range entries {
+		if seen[id(e)] {
+			return sqsErr("BatchEntryIdsNotDistinct", "AWS.SimpleQueueService.BatchEntryIdsNotDistinct;Sender", "Id %s repeated.", id(e))
 		}
-		seen[id] = true
+		seen[id(e)] = true
 	}
 	return nil
 }
@@ -96,11 +99,7 @@ func (s *Server) sqsSendMessageBatch(_ *http.Request, body []byte) (any, error) 
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = e.Id
-	}
-	if err := checkBatch(len(in.Entries), ids); err != nil {
+	if err := checkBatch(in.Entries, func(e sendEntry) string { return e.Id }); err != nil {
 		return nil, err
 	}
 	ok, failed := []map[string]string{}, []batchFailure{}
@@ -283,11 +282,7 @@ func (s *Server) sqsDeleteMessageBatch(_ *http.Request, body []byte) (any, error
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = e.Id
-	}
-	if err := checkBatch(len(in.Entries), ids); err != nil {
+	if err := checkBatch(in.Entries, func(e struct{ Id, ReceiptHandle string }) string { return e.Id }); err != nil {
 		return nil, err
 	}
 	ok, failed := []map[string]string{}, []batchFailure{}

@@ -239,33 +239,25 @@ func writeAffinity(w *bytes.Buffer, a *corev1.Affinity) {
 			writeNodeTerm(w, &p.Preference)
 		}
 	}
-	for i, pa := range []*corev1.PodAffinity{a.PodAffinity} {
-		_ = i
-		if pa == nil {
-			continue
-		}
-		w.WriteString("pa")
-		for j := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
-			writePodTerm(w, &pa.RequiredDuringSchedulingIgnoredDuringExecution[j])
-		}
-		w.WriteByte('#')
-		for j := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
-			p := &pa.PreferredDuringSchedulingIgnoredDuringExecution[j]
-			w.WriteString(strconv.Itoa(int(p.Weight)))
-			writePodTerm(w, &p.PodAffinityTerm)
-		}
+	if pa := a.PodAffinity; pa != nil {
+		writeAffinityTerms(w, "pa", pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)
 	}
 	if pa := a.PodAntiAffinity; pa != nil {
-		w.WriteString("aa")
-		for j := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
-			writePodTerm(w, &pa.RequiredDuringSchedulingIgnoredDuringExecution[j])
-		}
-		w.WriteByte('#')
-		for j := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
-			p := &pa.PreferredDuringSchedulingIgnoredDuringExecution[j]
-			w.WriteString(strconv.Itoa(int(p.Weight)))
-			writePodTerm(w, &p.PodAffinityTerm)
-		}
+		writeAffinityTerms(w, "aa", pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)
 	}
 	w.WriteByte(0)
+}
+
+// writeAffinityTerms writes the terms of a pod affinity or anti-affinity
+// (the two API types share their term types) under tag.
+func writeAffinityTerms(w *bytes.Buffer, tag string, required []corev1.PodAffinityTerm, preferred []corev1.WeightedPodAffinityTerm) {
+	w.WriteString(tag)
+	for j := range required {
+		writePodTerm(w, &required[j])
+	}
+	w.WriteByte('#')
+	for j := range preferred {
+		w.WriteString(strconv.Itoa(int(preferred[j].Weight)))
+		writePodTerm(w, &preferred[j].PodAffinityTerm)
+	}
 }
