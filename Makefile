@@ -10,7 +10,7 @@ K8S_ASSETS = $(shell tools/build.sh --path k8s)
 PURE_PKGS ?= $(shell $(GO) list ./pkg/catalog/... ./pkg/scheduling/... ./pkg/lifecycle/... ./pkg/provisioning/... ./pkg/providers/aws/plan/... ./pkg/providers/aws/batch/... ./pkg/providers/aws/userdata/... 2>/dev/null)
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all run test unit tools generate verify vet fmt purity build bench clean
+.PHONY: all run test unit tools generate verify tidy vet fmt purity build bench clean
 
 all: build
 
@@ -37,10 +37,13 @@ generate:
 	$(CONTROLLER_GEN) object paths=./apis/...
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=charts/nodesmith/crds
 
-## verify: generated files current, gofmt, go vet, pure packages pure
-verify: generate fmt vet purity
+## verify: generated files current, go.mod tidy, gofmt, go vet, pure packages pure
+verify: generate tidy fmt vet purity
 	@git diff --exit-code -- apis charts/nodesmith/crds || { echo "generated files are stale: run make generate and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- apis charts/nodesmith/crds)" || { echo "untracked generated files: run make generate and commit"; git status --porcelain -- apis charts/nodesmith/crds; exit 1; }
+
+tidy:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy and commit"; exit 1; }
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }

@@ -30,13 +30,13 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/emptiness"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/garbagecollection"
-	ncl "github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclass"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodepool"
-	"github.com/nodesmith/nodesmith/pkg/controllers/provisioning"
+	"github.com/nodesmith/nodesmith/pkg/controllers/provisioner"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/controllers/termination"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 )
@@ -113,21 +113,21 @@ func run(ctx context.Context, o *Options) error {
 	rec := events.NewRecorder(mgr.GetEventRecorder("nodesmith"), clk, 5*time.Minute)
 	kube := mgr.GetClient()
 
-	var prov *provisioning.Provisioner
+	var prov *provisioner.Provisioner
 	replan := func(pods []types.UID) {
 		if prov != nil {
 			prov.Replan(pods)
 		}
 	}
-	timeouts := rules.DefaultTimeouts()
+	timeouts := lifecycle.DefaultTimeouts()
 	timeouts.Registration = o.RegistrationTimeout
-	lifecycle := ncl.New(kube, cloud, cluster, clk, rec, m, ncl.Options{Timeouts: timeouts, Replan: replan})
-	prov = provisioning.New(kube, cloud, cluster, lifecycle.Launcher(), clk, rec, m,
-		provisioning.Options{BatchIdle: o.BatchIdle, BatchMax: o.BatchMax})
+	claims := nodeclaim.New(kube, cloud, cluster, clk, rec, m, nodeclaim.Options{Timeouts: timeouts, Replan: replan})
+	prov = provisioner.New(kube, cloud, cluster, claims.Launcher(), clk, rec, m,
+		provisioner.Options{BatchIdle: o.BatchIdle, BatchMax: o.BatchMax})
 
 	setups := []interface{ SetupWithManager(ctrl.Manager) error }{
-		provisioning.NewPodController(kube, cluster, prov),
-		lifecycle,
+		provisioner.NewPodController(kube, cluster, prov),
+		claims,
 		termination.New(kube, cloud, clk, rec, m),
 		nodepool.New(kube, clk, m),
 		nodeclass.New(kube, provider, clk, rec),

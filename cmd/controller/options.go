@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
 )
@@ -80,7 +80,7 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 	str(&o.LeaderElectionNS, "leader-election-namespace", "POD_NAMESPACE", "kube-system", "namespace of the leader election lease")
 	str(&o.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info or error")
 	str(&gates, "feature-gates", "FEATURE_GATES", "", "feature switches, e.g. SpotToSpotConsolidation=true")
-	dur(&o.RegistrationTimeout, "registration-timeout", "REGISTRATION_TIMEOUT", rules.DefaultTimeouts().Registration, "a launched instance whose node does not register in time is terminated")
+	dur(&o.RegistrationTimeout, "registration-timeout", "REGISTRATION_TIMEOUT", lifecycle.DefaultTimeouts().Registration, "a launched instance whose node does not register in time is terminated")
 	dur(&o.GCInterval, "gc-interval", "GC_INTERVAL", 30*time.Second, "how often cloud instances are reconciled against NodeClaims")
 	dur(&o.GCGrace, "gc-grace", "GC_GRACE", 30*time.Second, "how old an unaccounted instance must be before it is terminated")
 	dur(&o.NominationTTL, "nomination-ttl", "NOMINATION_TTL", provisioning.DefaultNominationTTL, "how long a pod planned onto in-flight capacity is kept out of new batches")

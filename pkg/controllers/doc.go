@@ -4,9 +4,9 @@
 //   - state: the informer-backed view of nodes, pods, NodeClaims, NodePools,
 //     DaemonSets and PDBs that every decision is gathered from, plus the
 //     in-memory nominations of pods onto in-flight capacity;
-//   - provisioning: batches pending pods, runs the pure solver
+//   - provisioner: batches pending pods, runs the pure solver
 //     (pkg/scheduling) and creates and launches the NodeClaims it plans;
-//   - nodeclaim/lifecycle: launch, registration, initialization and liveness
+//   - nodeclaim: launch, registration, initialization and liveness
 //     of each NodeClaim;
 //   - termination: taint, drain (Eviction API, PDBs, do-not-disrupt, tiers),
 //     terminate the instance, remove finalizers;

@@ -1,5 +1,5 @@
 // Package provisioning holds the provisioner's gather and act rules as pure
-// functions, so the controller (pkg/controllers/provisioning) and the
+// functions, so the controller (pkg/controllers/provisioner) and the
 // simulator (pkg/simulator) run the same code: which pods a cycle plans
 // (PendingPods, including when a nomination stops holding a pod back), the
 // solver's input built from one cluster Snapshot (BuildInput: existing

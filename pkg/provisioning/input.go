@@ -118,7 +118,7 @@ func poolsOf(snap *Snapshot, typesByPool map[string][]*catalog.InstanceType) ([]
 		}
 		sp := scheduling.NodePoolFromAPI(np, its)
 		sp.Labels[nsv1.LabelNodePool] = np.Name
-		used, n := UsageOf(usage[np.Name])
+		used, n := Usage(usage[np.Name])
 		used[nsv1.ResourceNodes] = *resource.NewQuantity(n, resource.DecimalSI)
 		sp.Usage = used
 		out = append(out, sp)
@@ -178,9 +178,10 @@ func ClaimLabels(c *nsv1.NodeClaim) map[string]string {
 	return out
 }
 
-// UsageOf sums the claims' capacity (their requests until launched) and
-// counts them.
-func UsageOf(claims []*nsv1.NodeClaim) (corev1.ResourceList, int64) {
+// Usage sums the capacity of a pool's claims (their requests until they
+// launch, so limits hold while they do) and counts them. The NodePool
+// controller reports it in status and the provisioner charges limits with it.
+func Usage(claims []*nsv1.NodeClaim) (corev1.ResourceList, int64) {
 	total := corev1.ResourceList{}
 	for _, c := range claims {
 		res := c.Status.Capacity

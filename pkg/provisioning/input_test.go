@@ -261,3 +261,26 @@ func TestBuildInputPools(t *testing.T) {
 		}
 	}
 }
+
+func TestUsage(t *testing.T) {
+	launched := &nsv1.NodeClaim{Status: nsv1.NodeClaimStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}}
+	pending := &nsv1.NodeClaim{Spec: nsv1.NodeClaimSpec{Resources: nsv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}}}}
+	tests := []struct {
+		name    string
+		claims  []*nsv1.NodeClaim
+		wantCPU string
+		wantN   int64
+	}{
+		{name: "none", wantCPU: "0", wantN: 0},
+		{name: "launched capacity plus pending requests", claims: []*nsv1.NodeClaim{launched, pending}, wantCPU: "5500m", wantN: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, n := Usage(tt.claims)
+			cpu := res[corev1.ResourceCPU]
+			if n != tt.wantN || cpu.Cmp(resource.MustParse(tt.wantCPU)) != 0 {
+				t.Fatalf("Usage = %s cpu, %d nodes; want %s, %d", cpu.String(), n, tt.wantCPU, tt.wantN)
+			}
+		})
+	}
+}

@@ -19,7 +19,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 )
 
@@ -100,12 +100,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	now := c.clk.Now()
 	c.mu.Lock()
 	c.pruneDeleted(poolClaims.Items, now)
-	in := rules.EmptinessInput{
+	in := lifecycle.EmptinessInput{
 		Claim: claim, Node: node, Pool: pool, Pods: pods, WasBusy: c.busy[claim.Name],
 		Nominated:  c.cluster.HasNominations(claim.Name, node.Name),
 		PoolClaims: ptrs(poolClaims.Items), RecentlyDeleted: c.recentlyDeleted(now), Now: now,
 	}
-	v := rules.EmptinessVerdict(in)
+	v := lifecycle.EmptinessVerdict(in)
 	c.mu.Unlock()
 	if v.BudgetErr != nil {
 		c.recorder.Publish(events.Warning(pool, "BudgetInvalid", "Disrupt", v.BudgetErr.Error()))

@@ -17,7 +17,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
 var h *controllertest.Harness
@@ -61,7 +61,7 @@ func setup(t *testing.T, budget string, busy ...bool) (*nsv1.NodePool, []*nsv1.N
 			t.Fatal(err)
 		}
 		claim.Status.ProviderID, claim.Status.NodeName = node.Spec.ProviderID, node.Name
-		rules.SetCondition(&claim.Status.Conditions, rules.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.Now())
+		lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.Now())
 		if err := h.Direct.Status().Update(ctx, claim); err != nil {
 			t.Fatal(err)
 		}

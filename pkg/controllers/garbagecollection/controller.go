@@ -13,7 +13,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 )
 
@@ -112,7 +112,7 @@ func (c *Controller) Collect(ctx context.Context) error {
 		log.FromContext(ctx).Info("terminated orphan instance", "providerID", in.Status.ProviderID, "nodeclaim", in.Name)
 	}
 	for _, cl := range byID {
-		if live[cl.Status.ProviderID] || !cl.DeletionTimestamp.IsZero() || !rules.IsTrue(cl.Status.Conditions, nsv1.ConditionLaunched) {
+		if live[cl.Status.ProviderID] || !cl.DeletionTimestamp.IsZero() || !lifecycle.IsTrue(cl.Status.Conditions, nsv1.ConditionLaunched) {
 			continue
 		}
 		if now.Sub(cl.CreationTimestamp.Time) < c.opts.Grace {

@@ -16,7 +16,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider/fake"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
 var h *controllertest.Harness
@@ -99,7 +99,7 @@ func mustCreate(t *testing.T, c *nsv1.NodeClaim) {
 func setLaunched(t *testing.T, c *nsv1.NodeClaim, providerID string) {
 	t.Helper()
 	c.Status.ProviderID = providerID
-	rules.SetCondition(&c.Status.Conditions, rules.Condition(nsv1.ConditionLaunched, true, "", ""), c.Generation, metav1.Now())
+	lifecycle.SetCondition(&c.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, true, "", ""), c.Generation, metav1.Now())
 	if err := h.Direct.Status().Update(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}

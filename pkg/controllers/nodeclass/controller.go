@@ -15,7 +15,7 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/providers/aws"
 )
 
@@ -94,12 +94,12 @@ func Apply(st *awsv1.EC2NodeClassStatus, r *aws.Resolved, err error, gen int64, 
 	case err == nil && r != nil:
 		r.ApplyTo(st)
 		for _, p := range parts {
-			rules.SetCondition(&st.Conditions, rules.Condition(p, true, "", ""), gen, now)
+			lifecycle.SetCondition(&st.Conditions, lifecycle.Condition(p, true, "", ""), gen, now)
 		}
 	case errors.As(err, &re):
-		rules.SetCondition(&st.Conditions, rules.Condition(re.Condition, false, re.Reason, re.Message), gen, now)
+		lifecycle.SetCondition(&st.Conditions, lifecycle.Condition(re.Condition, false, re.Reason, re.Message), gen, now)
 	default:
 		return
 	}
-	rules.SetCondition(&st.Conditions, rules.AllReady(st.Conditions, parts...), gen, now)
+	lifecycle.SetCondition(&st.Conditions, lifecycle.AllReady(st.Conditions, parts...), gen, now)
 }

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -20,8 +19,9 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
 // Controller reconciles NodePool status.
@@ -80,15 +80,15 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	for i := range claims.Items {
 		items[i] = &claims.Items[i]
 	}
-	pool.Status.Resources, pool.Status.Nodes = Usage(items)
+	pool.Status.Resources, pool.Status.Nodes = provisioning.Usage(items)
 	now := metav1.NewTime(c.clk.Now())
-	rules.SetCondition(&pool.Status.Conditions, rules.Condition(nsv1.ConditionValidationSucceeded, true, "", ""), pool.Generation, now)
+	lifecycle.SetCondition(&pool.Status.Conditions, lifecycle.Condition(nsv1.ConditionValidationSucceeded, true, "", ""), pool.Generation, now)
 	classReady, err := c.nodeClassReady(ctx, pool)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	rules.SetCondition(&pool.Status.Conditions, classReady, pool.Generation, now)
-	rules.SetCondition(&pool.Status.Conditions, rules.PoolReady(pool.Status.Conditions), pool.Generation, now)
+	lifecycle.SetCondition(&pool.Status.Conditions, classReady, pool.Generation, now)
+	lifecycle.SetCondition(&pool.Status.Conditions, lifecycle.PoolReady(pool.Status.Conditions), pool.Generation, now)
 	c.export(pool, items)
 	if equality.Semantic.DeepEqual(base.Status, pool.Status) {
 		return reconcile.Result{}, nil
@@ -104,12 +104,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 func (c *Controller) nodeClassReady(ctx context.Context, pool *nsv1.NodePool) (metav1.Condition, error) {
 	ref := pool.Spec.Template.Spec.NodeClassRef
 	if ref == nil || ref.Group != awsv1.Group || ref.Kind != "EC2NodeClass" {
-		return rules.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nil
+		return lifecycle.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nil
 	}
 	nc := &awsv1.EC2NodeClass{}
 	if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, nc); err != nil {
 		if client.IgnoreNotFound(err) == nil {
-			return rules.Condition(nsv1.ConditionNodeClassReady, false, "NodeClassNotFound",
+			return lifecycle.Condition(nsv1.ConditionNodeClassReady, false, "NodeClassNotFound",
 				fmt.Sprintf("EC2NodeClass %s does not exist", ref.Name)), nil
 		}
 		return metav1.Condition{}, fmt.Errorf("getting EC2NodeClass %s: %w", ref.Name, err)
@@ -119,32 +119,12 @@ func (c *Controller) nodeClassReady(ctx context.Context, pool *nsv1.NodePool) (m
 	case ready == nil:
 		// No controller resolves this class yet; a class the API accepted
 		// is launchable and the provider reports resolution errors at launch.
-		return rules.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nil
+		return lifecycle.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nil
 	case ready.Status != metav1.ConditionTrue:
-		return rules.Condition(nsv1.ConditionNodeClassReady, false, ready.Reason,
+		return lifecycle.Condition(nsv1.ConditionNodeClassReady, false, ready.Reason,
 			fmt.Sprintf("EC2NodeClass %s is not ready: %s", ref.Name, ready.Message)), nil
 	}
-	return rules.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nil
-}
-
-// Usage sums the capacity of a pool's claims and counts them. Claims not
-// launched yet count by their requests, so limits hold while they launch.
-func Usage(claims []*nsv1.NodeClaim) (corev1.ResourceList, int64) {
-	total := corev1.ResourceList{}
-	var n int64
-	for _, cl := range claims {
-		n++
-		res := cl.Status.Capacity
-		if len(res) == 0 {
-			res = cl.Spec.Resources.Requests
-		}
-		for name, q := range res {
-			cur := total[name]
-			cur.Add(q)
-			total[name] = cur
-		}
-	}
-	return total, n
+	return lifecycle.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nil
 }
 
 func (c *Controller) export(pool *nsv1.NodePool, claims []*nsv1.NodeClaim) {

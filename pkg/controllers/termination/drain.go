@@ -16,7 +16,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
 // drain empties node tier by tier. It returns RequeueAfter while pods remain.
@@ -29,8 +29,8 @@ func (c *Controller) drain(ctx context.Context, claim *nsv1.NodeClaim, node *cor
 		return reconcile.Result{}, err
 	}
 	now := c.clk.Now()
-	deadline, hasDeadline := rules.TerminationDeadline(claim)
-	tiers := rules.DrainOrder(pods)
+	deadline, hasDeadline := lifecycle.TerminationDeadline(claim)
+	tiers := lifecycle.DrainOrder(pods)
 	if len(tiers) == 0 {
 		if waiting := terminating(pods, now); waiting > 0 {
 			return reconcile.Result{RequeueAfter: drainPoll}, nil
@@ -40,7 +40,7 @@ func (c *Controller) drain(ctx context.Context, claim *nsv1.NodeClaim, node *cor
 	c.recorder.Publish(events.Normal(claim, events.ReasonDraining, "Drain", fmt.Sprintf("draining node %s", node.Name)))
 	var blocked []string
 	for _, pod := range tiers[0] {
-		if hasDeadline && !now.Before(rules.PodDeleteTime(pod, deadline)) {
+		if hasDeadline && !now.Before(lifecycle.PodDeleteTime(pod, deadline)) {
 			// The grace period is over: PDBs and do-not-disrupt no longer hold.
 			if err := c.kube.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
 				return reconcile.Result{}, fmt.Errorf("deleting pod %s/%s after the grace period: %w", pod.Namespace, pod.Name, err)
@@ -49,7 +49,7 @@ func (c *Controller) drain(ctx context.Context, claim *nsv1.NodeClaim, node *cor
 				fmt.Sprintf("deleted: node %s's termination grace period ends at %s", node.Name, deadline.UTC().Format(time.RFC3339))))
 			continue
 		}
-		if isBlocked, _, why := rules.DoNotDisrupt(pod, now); isBlocked {
+		if isBlocked, _, why := lifecycle.DoNotDisrupt(pod, now); isBlocked {
 			blocked = append(blocked, why)
 			c.recorder.Publish(events.PodEvictionBlocked(pod, why))
 			continue
@@ -104,7 +104,7 @@ func (c *Controller) taint(ctx context.Context, node *corev1.Node) error {
 func terminating(pods []*corev1.Pod, now time.Time) int {
 	n := 0
 	for _, p := range pods {
-		if p.DeletionTimestamp == nil || rules.IsTerminal(p) || rules.IsOwnedByNode(p) {
+		if p.DeletionTimestamp == nil || lifecycle.IsTerminal(p) || lifecycle.IsOwnedByNode(p) {
 			continue
 		}
 		if now.Sub(p.DeletionTimestamp.Time) > stuckTerminating {

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
 func ownedBy(kind string) func(*corev1.Pod) {
@@ -26,7 +26,7 @@ func ownedBy(kind string) func(*corev1.Pod) {
 	}
 }
 
-func critical(p *corev1.Pod) { p.Spec.PriorityClassName = rules.SystemNodeCritical }
+func critical(p *corev1.Pod) { p.Spec.PriorityClassName = lifecycle.SystemNodeCritical }
 
 // TestDrainTiersThenTerminate drains workload, then daemons, then critical
 // pods, and only then terminates the instance and lifts the finalizers.

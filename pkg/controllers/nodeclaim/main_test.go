@@ -1,4 +1,4 @@
-package lifecycle
+package nodeclaim
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider/fake"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
 var h *controllertest.Harness
@@ -41,7 +41,7 @@ func newFixture() *fixture {
 	f.cluster = state.NewCluster(h.Client, f.clk, time.Minute)
 	rec, _ := controllertest.Recorder(f.clk)
 	f.c = New(h.Client, f.cloud, f.cluster, f.clk, rec, controllertest.Metrics(), Options{
-		Timeouts: rules.Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute},
+		Timeouts: lifecycle.Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute},
 		Replan:   func(p []types.UID) { f.replayed = append(f.replayed, p...) },
 	})
 	return f

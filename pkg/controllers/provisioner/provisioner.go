@@ -1,4 +1,4 @@
-package provisioning
+package provisioner
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
-	ncl "github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
-	shared "github.com/nodesmith/nodesmith/pkg/provisioning"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
@@ -40,7 +40,7 @@ type Provisioner struct {
 	kube     client.Client
 	cloud    cloudprovider.CloudProvider
 	cluster  *state.Cluster
-	launcher *ncl.Launcher
+	launcher *nodeclaim.Launcher
 	batcher  *batcher.Batcher
 	clk      clock.Clock
 	recorder *events.Recorder
@@ -51,16 +51,16 @@ type Provisioner struct {
 
 // New builds the provisioner. launcher may be built with a nil replan: the
 // provisioner re-plans itself.
-func New(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.Cluster, launcher *ncl.Launcher,
+func New(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.Cluster, launcher *nodeclaim.Launcher,
 	clk clock.Clock, rec *events.Recorder, m *metrics.Metrics, opts Options) *Provisioner {
 	if opts.LaunchWorkers <= 0 {
 		opts.LaunchWorkers = 64
 	}
 	if opts.MaxRounds <= 0 {
-		opts.MaxRounds = shared.MaxReplanRounds
+		opts.MaxRounds = provisioning.MaxReplanRounds
 	}
 	if opts.Solve.MaxOptionsPerClaim <= 0 {
-		opts.Solve.MaxOptionsPerClaim = shared.DefaultMaxOptionsPerClaim
+		opts.Solve.MaxOptionsPerClaim = provisioning.DefaultMaxOptionsPerClaim
 	}
 	return &Provisioner{kube: kube, cloud: cloud, cluster: cluster, launcher: launcher,
 		batcher: batcher.New(clk, opts.BatchIdle, opts.BatchMax), clk: clk, recorder: rec, metrics: m, opts: opts,
@@ -121,7 +121,7 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 		p.metrics.PodsUnschedulable.Set(0)
 		return false, nil
 	}
-	in, byName := shared.BuildInput(snap, gathered, p.pools(ctx, snap), p.opts.Solve)
+	in, byName := provisioning.BuildInput(snap, gathered, p.pools(ctx, snap), p.opts.Solve)
 	p.metrics.QueueDepth.Set(float64(len(pending)))
 	plan, err := scheduling.Solve(in)
 	p.metrics.SchedulingDuration.Observe(p.clk.Since(start).Seconds())
@@ -160,8 +160,8 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 
 // pending is the cycle's pods (pkg/provisioning.PendingPods); nominations
 // that lapsed because their target is ready are dropped here.
-func (p *Provisioner) pending(snap *state.Snapshot) shared.Pending {
-	out := shared.PendingPods(snap, p.cluster.Nominated, p.clk.Now())
+func (p *Provisioner) pending(snap *state.Snapshot) provisioning.Pending {
+	out := provisioning.PendingPods(snap, p.cluster.Nominated, p.clk.Now())
 	for _, uid := range out.Lapsed {
 		p.cluster.Forget(uid)
 	}
@@ -172,7 +172,7 @@ func (p *Provisioner) pending(snap *state.Snapshot) shared.Pending {
 // cannot be fetched is reported and left out of this cycle.
 func (p *Provisioner) pools(ctx context.Context, snap *state.Snapshot) map[string][]*catalog.InstanceType {
 	out := map[string][]*catalog.InstanceType{}
-	for _, np := range shared.UsablePools(snap) {
+	for _, np := range provisioning.UsablePools(snap) {
 		its, err := p.cloud.GetInstanceTypes(ctx, np)
 		if err != nil {
 			p.recorder.Publish(events.Warning(np, "InstanceTypesUnavailable", "Provision", err.Error()))

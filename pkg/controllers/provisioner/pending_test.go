@@ -1,4 +1,4 @@
-package provisioning
+package provisioner
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
 // TestPendingReleasesNominationsOfReadyTargets: a pod nominated to a claim
@@ -27,7 +27,7 @@ func TestPendingReleasesNominationsOfReadyTargets(t *testing.T) {
 		c := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if initializedAgo >= 0 {
 			c.Status.NodeName = name + "-node"
-			rules.SetCondition(&c.Status.Conditions, rules.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.NewTime(now.Add(-initializedAgo)))
+			lifecycle.SetCondition(&c.Status.Conditions, lifecycle.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.NewTime(now.Add(-initializedAgo)))
 		}
 		return c
 	}

@@ -1,4 +1,4 @@
-package provisioning
+package provisioner
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
-	shared "github.com/nodesmith/nodesmith/pkg/provisioning"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
 // PodController triggers the batcher for provisionable pods.
@@ -36,7 +36,7 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 	if err := c.kube.Get(ctx, req.NamespacedName, pod); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if ok, _ := rules.IsProvisionable(pod); !ok {
+	if ok, _ := lifecycle.IsProvisionable(pod); !ok {
 		if pod.Spec.NodeName != "" {
 			c.cluster.Forget(pod.UID)
 		}
@@ -46,5 +46,5 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 	// nomination still holds (see Provisioner.pending), and a cycle with
 	// nothing to plan is cheap.
 	c.provisioner.Trigger(string(pod.UID))
-	return reconcile.Result{RequeueAfter: shared.DefaultRecheckInterval}, nil
+	return reconcile.Result{RequeueAfter: provisioning.DefaultRecheckInterval}, nil
 }

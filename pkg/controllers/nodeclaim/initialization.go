@@ -1,4 +1,4 @@
-package lifecycle
+package nodeclaim
 
 import (
 	"context"
@@ -11,26 +11,26 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
 // initialize marks the claim Initialized once its Node can take work. The
 // node watch brings us back on every node change; there is no timeout here
 // because a slow device plugin is not a reason to throw a node away.
 func (c *Controller) initialize(ctx context.Context, claim *nsv1.NodeClaim) (reconcile.Result, error) {
-	if !rules.IsTrue(claim.Status.Conditions, nsv1.ConditionRegistered) || rules.IsTrue(claim.Status.Conditions, nsv1.ConditionInitialized) {
+	if !lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionRegistered) || lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionInitialized) {
 		return reconcile.Result{}, nil
 	}
 	node := &corev1.Node{}
 	if err := c.kube.Get(ctx, types.NamespacedName{Name: claim.Status.NodeName}, node); err != nil {
 		if client.IgnoreNotFound(err) == nil {
-			c.setCondition(claim, rules.Condition(nsv1.ConditionInitialized, false, "NodeNotFound", "node "+claim.Status.NodeName+" is gone"))
+			c.setCondition(claim, lifecycle.Condition(nsv1.ConditionInitialized, false, "NodeNotFound", "node "+claim.Status.NodeName+" is gone"))
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, fmt.Errorf("getting node of nodeclaim %s: %w", claim.Name, err)
 	}
-	if ok, why := rules.Initialized(claim, node); !ok {
-		c.setCondition(claim, rules.Condition(nsv1.ConditionInitialized, false, "NodeNotReady", why))
+	if ok, why := lifecycle.Initialized(claim, node); !ok {
+		c.setCondition(claim, lifecycle.Condition(nsv1.ConditionInitialized, false, "NodeNotReady", why))
 		return reconcile.Result{}, nil
 	}
 	if node.Labels[nsv1.LabelInitialized] != "true" {
@@ -41,7 +41,7 @@ func (c *Controller) initialize(ctx context.Context, claim *nsv1.NodeClaim) (rec
 		}
 	}
 	claim.Status.Allocatable = node.Status.Allocatable.DeepCopy()
-	c.setCondition(claim, rules.Condition(nsv1.ConditionInitialized, true, "", ""))
+	c.setCondition(claim, lifecycle.Condition(nsv1.ConditionInitialized, true, "", ""))
 	c.metrics.NodeClaimsInitialized.WithLabelValues(poolOf(claim)).Inc()
 	c.recorder.Publish(events.Normal(claim, events.ReasonInitialized, "Initialize", "node "+node.Name+" is ready for pods"))
 	return reconcile.Result{}, nil

@@ -1,4 +1,4 @@
-package provisioning
+package provisioner
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
-	ncl "github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
-	shared "github.com/nodesmith/nodesmith/pkg/provisioning"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
@@ -24,7 +24,7 @@ import (
 // requirements narrowed to the planned options, and nominates its pods. The
 // caller gets the launch mark, taken before the claim exists.
 func (p *Provisioner) create(ctx context.Context, pool *nsv1.NodePool, cp *scheduling.ClaimPlan) (*nsv1.NodeClaim, error) {
-	claim := shared.NewNodeClaim(pool, cp, pool.Name+"-"+utilrand.String(5))
+	claim := provisioning.NewNodeClaim(pool, cp, pool.Name+"-"+utilrand.String(5))
 	p.cluster.StartLaunch(claim.Name)
 	if err := p.kube.Create(ctx, claim); err != nil {
 		p.cluster.EndLaunch(claim.Name)
@@ -62,7 +62,7 @@ func (p *Provisioner) launchAll(ctx context.Context, claims []*nsv1.NodeClaim) b
 				// The lifecycle controller retries it; liveness bounds that.
 				log.FromContext(ctx).Error(err, "launching nodeclaim", "nodeclaim", claim.Name)
 			}
-			if out == ncl.Deleted {
+			if out == nodeclaim.Deleted {
 				p.recent.remove(claim.Name)
 				mu.Lock()
 				deleted = true
@@ -74,15 +74,15 @@ func (p *Provisioner) launchAll(ctx context.Context, claims []*nsv1.NodeClaim) b
 	return deleted
 }
 
-func (p *Provisioner) launchOne(ctx context.Context, claim *nsv1.NodeClaim) (ncl.Outcome, error) {
+func (p *Provisioner) launchOne(ctx context.Context, claim *nsv1.NodeClaim) (nodeclaim.Outcome, error) {
 	base := claim.DeepCopy()
 	out, err := p.launcher.LaunchHeld(ctx, claim)
-	if out == ncl.Deleted {
+	if out == nodeclaim.Deleted {
 		return out, nil
 	}
 	now := metav1.NewTime(p.clk.Now())
-	rules.SetCondition(&claim.Status.Conditions, rules.ClaimReady(claim.Status.Conditions), claim.Generation, now)
-	if perr := ncl.Persist(ctx, p.kube, base, claim); perr != nil {
+	lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.ClaimReady(claim.Status.Conditions), claim.Generation, now)
+	if perr := nodeclaim.Persist(ctx, p.kube, base, claim); perr != nil {
 		return out, perr
 	}
 	p.recent.add(claim)

@@ -1,4 +1,4 @@
-package lifecycle
+package nodeclaim
 
 import (
 	"context"
@@ -23,13 +23,13 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 )
 
 // Options tune the controller.
 type Options struct {
-	Timeouts rules.Timeouts
+	Timeouts lifecycle.Timeouts
 	// Replan is called with the pods released when a claim fails to launch,
 	// so the provisioner plans them again without waiting for a new trigger.
 	Replan func(pods []types.UID)
@@ -52,8 +52,8 @@ type Controller struct {
 // New builds the controller.
 func New(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.Cluster, clk clock.Clock,
 	rec *events.Recorder, m *metrics.Metrics, opts Options) *Controller {
-	if opts.Timeouts == (rules.Timeouts{}) {
-		opts.Timeouts = rules.DefaultTimeouts()
+	if opts.Timeouts == (lifecycle.Timeouts{}) {
+		opts.Timeouts = lifecycle.DefaultTimeouts()
 	}
 	return &Controller{kube: kube, cluster: cluster, clk: clk, recorder: rec, metrics: m, opts: opts,
 		launcher: NewLauncher(kube, cloud, cluster, clk, rec, m, opts.Replan)}
@@ -139,8 +139,8 @@ func (c *Controller) persist(ctx context.Context, base, claim *nsv1.NodeClaim) e
 	if !claim.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	ready := rules.ClaimReady(claim.Status.Conditions)
-	rules.SetCondition(&claim.Status.Conditions, ready, claim.Generation, metav1.NewTime(c.clk.Now()))
+	ready := lifecycle.ClaimReady(claim.Status.Conditions)
+	lifecycle.SetCondition(&claim.Status.Conditions, ready, claim.Generation, metav1.NewTime(c.clk.Now()))
 	return Persist(ctx, c.kube, base, claim)
 }
 
@@ -177,7 +177,7 @@ func lowest(rs []reconcile.Result) reconcile.Result {
 }
 
 func (c *Controller) setCondition(claim *nsv1.NodeClaim, cond metav1.Condition) {
-	rules.SetCondition(&claim.Status.Conditions, cond, claim.Generation, metav1.NewTime(c.clk.Now()))
+	lifecycle.SetCondition(&claim.Status.Conditions, cond, claim.Generation, metav1.NewTime(c.clk.Now()))
 }
 
 func poolOf(claim *nsv1.NodeClaim) string { return claim.Labels[nsv1.LabelNodePool] }

@@ -1,4 +1,4 @@
-package lifecycle
+package nodeclaim
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
 // liveness deletes a claim that did not launch or register in time; the
 // termination controller then removes any instance, and its pods are planned
 // again.
 func (c *Controller) liveness(ctx context.Context, claim *nsv1.NodeClaim) (reconcile.Result, error) {
-	v := rules.Liveness(claim, c.clk.Now(), c.opts.Timeouts)
+	v := lifecycle.Liveness(claim, c.clk.Now(), c.opts.Timeouts)
 	if !v.Delete {
 		return reconcile.Result{RequeueAfter: v.RecheckAfter}, nil
 	}
@@ -26,7 +26,7 @@ func (c *Controller) liveness(ctx context.Context, claim *nsv1.NodeClaim) (recon
 		return reconcile.Result{}, fmt.Errorf("deleting nodeclaim %s after %s: %w", claim.Name, v.Reason, err)
 	}
 	reason := "registration_timeout"
-	if !rules.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
+	if !lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
 		reason = "launch_timeout"
 	}
 	c.metrics.NodeClaimsTerminated.WithLabelValues(poolOf(claim), reason).Inc()

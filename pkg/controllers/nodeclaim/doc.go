@@ -1,4 +1,4 @@
-// Package lifecycle reconciles a NodeClaim from creation to a node ready for
+// Package nodeclaim reconciles a NodeClaim from creation to a node ready for
 // work, one file per phase:
 //
 //   - launch.go: CloudProvider.Create, status filled from the instance
@@ -14,4 +14,4 @@
 // The rules themselves live in pkg/lifecycle; deletion is the termination
 // controller's job. This package imports controller-runtime and the
 // cloudprovider contract, never a cloud SDK.
-package lifecycle
+package nodeclaim

@@ -1,4 +1,4 @@
-package lifecycle
+package nodeclaim
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
 // register links the Node whose providerID matches the claim. The node watch
 // brings us back when it appears; liveness bounds the wait.
 func (c *Controller) register(ctx context.Context, claim *nsv1.NodeClaim) (reconcile.Result, error) {
-	if !rules.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) || rules.IsTrue(claim.Status.Conditions, nsv1.ConditionRegistered) {
+	if !lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) || lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionRegistered) {
 		return reconcile.Result{}, nil
 	}
 	node, err := state.NodeForClaim(ctx, c.kube, claim)
@@ -26,7 +26,7 @@ func (c *Controller) register(ctx context.Context, claim *nsv1.NodeClaim) (recon
 		return reconcile.Result{}, err
 	}
 	if node == nil {
-		c.setCondition(claim, rules.Condition(nsv1.ConditionRegistered, false, "NodeNotFound",
+		c.setCondition(claim, lifecycle.Condition(nsv1.ConditionRegistered, false, "NodeNotFound",
 			fmt.Sprintf("waiting for a Node with providerID %s", claim.Status.ProviderID)))
 		return reconcile.Result{}, nil
 	}
@@ -38,7 +38,7 @@ func (c *Controller) register(ctx context.Context, claim *nsv1.NodeClaim) (recon
 		return reconcile.Result{}, fmt.Errorf("registering node %s for nodeclaim %s: %w", node.Name, claim.Name, err)
 	}
 	claim.Status.NodeName = node.Name
-	c.setCondition(claim, rules.Condition(nsv1.ConditionRegistered, true, "", ""))
+	c.setCondition(claim, lifecycle.Condition(nsv1.ConditionRegistered, true, "", ""))
 	c.metrics.NodeClaimsRegistered.WithLabelValues(poolOf(claim)).Inc()
 	c.recorder.Publish(events.Normal(claim, events.ReasonRegistered, "Register", "node "+node.Name+" registered"))
 	return reconcile.Result{}, nil

@@ -1,4 +1,4 @@
-package lifecycle
+package nodeclaim
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 )
 
@@ -56,7 +56,7 @@ func NewLauncher(kube client.Client, cloud cloudprovider.CloudProvider, cluster 
 // the claim (the provider has marked the offerings unavailable, so the next
 // plan avoids them) and hands its nominated pods to replan.
 func (l *Launcher) Launch(ctx context.Context, claim *nsv1.NodeClaim) (Outcome, error) {
-	if rules.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
+	if lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
 		return Launched, nil
 	}
 	if !l.cluster.StartLaunch(claim.Name) {
@@ -70,7 +70,7 @@ func (l *Launcher) Launch(ctx context.Context, claim *nsv1.NodeClaim) (Outcome, 
 // mark (state.Cluster.StartLaunch), as the provisioner does from before the
 // claim exists so the lifecycle controller never races it.
 func (l *Launcher) LaunchHeld(ctx context.Context, claim *nsv1.NodeClaim) (Outcome, error) {
-	if rules.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
+	if lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
 		return Launched, nil
 	}
 	created, err := l.cloud.Create(ctx, claim)
@@ -89,16 +89,16 @@ func (l *Launcher) LaunchHeld(ctx context.Context, claim *nsv1.NodeClaim) (Outco
 		}
 		return Deleted, nil
 	case cloudprovider.IsNodeClassNotReady(err):
-		rules.SetCondition(&claim.Status.Conditions, rules.Condition(nsv1.ConditionLaunched, false, "NodeClassNotReady", err.Error()), claim.Generation, now)
+		lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, false, "NodeClassNotReady", err.Error()), claim.Generation, now)
 		l.recorder.Publish(events.Warning(claim, events.ReasonLaunchFailed, "Launch", err.Error()))
 		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
 	case err != nil:
-		rules.SetCondition(&claim.Status.Conditions, rules.Condition(nsv1.ConditionLaunched, false, "LaunchFailed", err.Error()), claim.Generation, now)
+		lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, false, "LaunchFailed", err.Error()), claim.Generation, now)
 		l.recorder.Publish(events.Warning(claim, events.ReasonLaunchFailed, "Launch", err.Error()))
 		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
 	}
 	PopulateStatus(claim, created)
-	rules.SetCondition(&claim.Status.Conditions, rules.Condition(nsv1.ConditionLaunched, true, "", ""), claim.Generation, now)
+	lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, true, "", ""), claim.Generation, now)
 	l.metrics.NodeClaimsLaunched.WithLabelValues(poolOf(claim), claim.Status.CapacityType).Inc()
 	l.recorder.Publish(events.Normal(claim, events.ReasonLaunched, "Launch", fmt.Sprintf("launched %s %s in %s at $%s/h (%s)",
 		claim.Status.CapacityType, claim.Status.InstanceType, claim.Status.Zone, priceString(claim), claim.Status.ProviderID)))

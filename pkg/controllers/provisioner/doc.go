@@ -1,4 +1,4 @@
-// Package provisioning turns pending pods into NodeClaims. A pod controller
+// Package provisioner turns pending pods into NodeClaims. A pod controller
 // feeds provisionable pods (pkg/lifecycle.IsProvisionable) into a batching
 // window (pkg/provisioning/batcher); when the window closes the Provisioner
 // gathers one snapshot from the cluster state, builds the solver's input
@@ -12,4 +12,4 @@
 //
 // It imports controller-runtime and the cloudprovider contract; it holds no
 // placement policy of its own.
-package provisioning
+package provisioner

@@ -1,4 +1,4 @@
-package provisioning
+package provisioner
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider/fake"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
-	ncl "github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	rules "github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
 var h *controllertest.Harness
@@ -52,7 +52,7 @@ func newFixture(t *testing.T, pods int, cpu string) *fixture {
 	cluster := state.NewCluster(h.Client, clk, time.Minute)
 	rec, _ := controllertest.Recorder(clk)
 	m := controllertest.Metrics()
-	launcher := ncl.NewLauncher(h.Client, f.cloud, cluster, clk, rec, m, nil)
+	launcher := nodeclaim.NewLauncher(h.Client, f.cloud, cluster, clk, rec, m, nil)
 	f.p = New(h.Client, f.cloud, cluster, launcher, clk, rec, m, Options{})
 
 	f.pool = controllertest.NodePool("pool-" + id)
@@ -105,7 +105,7 @@ func TestProvisionCreatesAndLaunchesClaims(t *testing.T) {
 		t.Fatal("no nodeclaims created for six pending pods")
 	}
 	for _, c := range claims {
-		if !rules.IsTrue(c.Status.Conditions, nsv1.ConditionLaunched) || c.Status.ProviderID == "" {
+		if !lifecycle.IsTrue(c.Status.Conditions, nsv1.ConditionLaunched) || c.Status.ProviderID == "" {
 			t.Errorf("nodeclaim %s not launched in the same cycle: %+v", c.Name, c.Status)
 		}
 		if len(c.OwnerReferences) != 1 || c.OwnerReferences[0].Name != f.pool.Name {
@@ -137,7 +137,7 @@ func TestProvisionReplansAfterInsufficientCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	claims := f.claims(t)
-	if len(claims) != 1 || !rules.IsTrue(claims[0].Status.Conditions, nsv1.ConditionLaunched) {
+	if len(claims) != 1 || !lifecycle.IsTrue(claims[0].Status.Conditions, nsv1.ConditionLaunched) {
 		t.Fatalf("want one launched claim after re-planning in the same cycle, got %d: %+v", len(claims), claims)
 	}
 	if n := len(f.cloud.Calls("Create")); n != 2 {
