@@ -27,16 +27,8 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
-	"github.com/nodesmith/nodesmith/pkg/controllers/emptiness"
-	"github.com/nodesmith/nodesmith/pkg/controllers/events"
-	"github.com/nodesmith/nodesmith/pkg/controllers/garbagecollection"
-	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
-	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclass"
-	"github.com/nodesmith/nodesmith/pkg/controllers/nodepool"
-	"github.com/nodesmith/nodesmith/pkg/controllers/provisioner"
+	"github.com/nodesmith/nodesmith/pkg/controllers"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	"github.com/nodesmith/nodesmith/pkg/controllers/termination"
-	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 )
@@ -108,48 +100,20 @@ func run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	cloud := metrics.Instrument(provider, m)
-	cluster := state.NewCluster(mgr.GetClient(), clk, o.NominationTTL)
-	rec := events.NewRecorder(mgr.GetEventRecorder("nodesmith"), clk, 5*time.Minute)
-	kube := mgr.GetClient()
-
-	var prov *provisioner.Provisioner
-	replan := func(pods []types.UID) {
-		if prov != nil {
-			prov.Replan(pods)
-		}
+	set, err := controllers.New(controllers.Config{
+		Kube: mgr.GetClient(), Cloud: provider, NodeClasses: provider, Clock: clk,
+		Events: mgr.GetEventRecorder("nodesmith"), Metrics: m,
+		Options: controllers.Options{
+			BatchIdle: o.BatchIdle, BatchMax: o.BatchMax, NominationTTL: o.NominationTTL,
+			RegistrationTimeout: o.RegistrationTimeout, GCInterval: o.GCInterval, GCGrace: o.GCGrace,
+			FeatureGates: o.FeatureGates,
+		},
+	})
+	if err != nil {
+		return err
 	}
-	timeouts := lifecycle.DefaultTimeouts()
-	timeouts.Registration = o.RegistrationTimeout
-	claims := nodeclaim.New(kube, cloud, cluster, clk, rec, m, nodeclaim.Options{Timeouts: timeouts, Replan: replan})
-	prov = provisioner.New(kube, cloud, cluster, claims.Launcher(), clk, rec, m,
-		provisioner.Options{BatchIdle: o.BatchIdle, BatchMax: o.BatchMax})
-
-	setups := []interface{ SetupWithManager(ctrl.Manager) error }{
-		provisioner.NewPodController(kube, cluster, prov),
-		claims,
-		termination.New(kube, cloud, clk, rec, m),
-		nodepool.New(kube, clk, m),
-		nodeclass.New(kube, provider, clk, rec),
-	}
-	if o.FeatureGates["Emptiness"] {
-		setups = append(setups, emptiness.New(kube, cluster, clk, rec, m))
-	}
-	for _, c := range setups {
-		if err := c.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up %T: %w", c, err)
-		}
-	}
-	for _, r := range []interface {
-		Start(context.Context) error
-		NeedLeaderElection() bool
-	}{
-		prov,
-		garbagecollection.New(kube, cloud, clk, rec, m, garbagecollection.Options{Interval: o.GCInterval, Grace: o.GCGrace}),
-	} {
-		if err := mgr.Add(r); err != nil {
-			return fmt.Errorf("adding %T: %w", r, err)
-		}
+	if err := set.Register(mgr, clk); err != nil {
+		return fmt.Errorf("registering the controllers: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err

@@ -25,6 +25,11 @@ type CloudProvider interface {
 	// status filled: providerID, instance type, zone, capacity type, price,
 	// capacity, allocatable and image.
 	Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.NodeClaim, error)
+	// CreateAll launches several claims together, one result per claim in
+	// order, with Create's contract for each. Claims asking for the same
+	// thing may share one cloud call; the same input makes the same calls
+	// in the same order, so a simulator replays it exactly.
+	CreateAll(ctx context.Context, claims []*nsv1.NodeClaim) []CreateResult
 	// Delete terminates the instance behind the claim.
 	Delete(ctx context.Context, claim *nsv1.NodeClaim) error
 	// Get returns the claim shape of the instance with the given providerID.
@@ -94,4 +99,11 @@ func NewNodeClassNotReadyError(err error) error { return &NodeClassNotReadyError
 func IsNodeClassNotReady(err error) bool {
 	var e *NodeClassNotReadyError
 	return errors.As(err, &e)
+}
+
+// CreateResult is one claim's outcome of CreateAll: the launched claim, or
+// the error Create would have returned for it.
+type CreateResult struct {
+	Claim *nsv1.NodeClaim
+	Err   error
 }

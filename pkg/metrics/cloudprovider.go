@@ -53,6 +53,19 @@ func (i *instrumented) Create(ctx context.Context, c *nsv1.NodeClaim) (*nsv1.Nod
 	return out, err
 }
 
+// CreateAll counts as one call; its failures are counted per claim.
+func (i *instrumented) CreateAll(ctx context.Context, cs []*nsv1.NodeClaim) []cloudprovider.CreateResult {
+	start := time.Now()
+	out := i.cp.CreateAll(ctx, cs)
+	i.observe("CreateAll", start, nil)
+	for _, r := range out {
+		if r.Err != nil {
+			i.m.CloudErrors.WithLabelValues("CreateAll", ErrorClass(r.Err)).Inc()
+		}
+	}
+	return out
+}
+
 func (i *instrumented) Delete(ctx context.Context, c *nsv1.NodeClaim) error {
 	start := time.Now()
 	err := i.cp.Delete(ctx, c)

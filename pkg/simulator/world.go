@@ -107,7 +107,7 @@ func (s *Sim) setup() error {
 		},
 		// Batching waits on the clock, which only moves between events: each
 		// claim is its own CreateFleet call.
-		Options: awsprovider.Options{Region: w.Region, Specs: specs, BatchIdle: -1, OnEvent: s.providerEvent},
+		Options: awsprovider.Options{Region: w.Region, Specs: specs, OnEvent: s.providerEvent},
 	})
 	if err != nil {
 		return fmt.Errorf("building the AWS provider: %w", err)

@@ -134,6 +134,15 @@ func (f *CloudProvider) RemoveInstance(providerID string) {
 }
 
 // Create launches (or, for a claim already launched, returns) an instance.
+// CreateAll runs Create for each claim in order (recorded as Create calls).
+func (f *CloudProvider) CreateAll(ctx context.Context, claims []*nsv1.NodeClaim) []cloudprovider.CreateResult {
+	out := make([]cloudprovider.CreateResult, len(claims))
+	for i, c := range claims {
+		out[i].Claim, out[i].Err = f.Create(ctx, c)
+	}
+	return out
+}
+
 func (f *CloudProvider) Create(_ context.Context, claim *nsv1.NodeClaim) (*nsv1.NodeClaim, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

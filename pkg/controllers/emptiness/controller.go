@@ -10,10 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
@@ -21,6 +18,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 )
 
 // Controller deletes empty NodeClaims.
@@ -46,15 +44,16 @@ func New(kube client.Client, cluster *state.Cluster, clk clock.Clock, rec *event
 		busy: map[string]bool{}, deleted: map[string]time.Time{}}
 }
 
-// SetupWithManager watches NodeClaims and the pods on their nodes. One
-// worker: budget accounting must see one decision at a time.
-func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("nodeclaim.emptiness").
-		For(&nsv1.NodeClaim{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(c.claimForPod)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
-		Complete(c)
+// Controller declares the controller: NodeClaims and the pods on their
+// nodes. One worker: budget accounting must see one decision at a time.
+func (c *Controller) Controller() operator.Controller {
+	return operator.Controller{
+		Name:       "nodeclaim.emptiness",
+		For:        &nsv1.NodeClaim{},
+		Watches:    []operator.Watch{{Object: &corev1.Pod{}, Map: c.claimForPod}},
+		Workers:    1,
+		Reconciler: c,
+	}
 }
 
 func (c *Controller) claimForPod(ctx context.Context, o client.Object) []reconcile.Request {

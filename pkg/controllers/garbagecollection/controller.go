@@ -9,12 +9,14 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 )
 
 // Options tune garbage collection.
@@ -27,7 +29,7 @@ type Options struct {
 	Grace time.Duration
 }
 
-// Controller is a leader-elected loop (a manager Runnable).
+// Controller is a periodic loop (an operator.Singleton, leader only).
 type Controller struct {
 	kube     client.Client
 	cloud    cloudprovider.CloudProvider
@@ -48,24 +50,18 @@ func New(kube client.Client, cloud cloudprovider.CloudProvider, clk clock.Clock,
 	return &Controller{kube: kube, cloud: cloud, clk: clk, recorder: rec, metrics: m, opts: opts}
 }
 
-// NeedLeaderElection: only the leader may terminate instances.
-func (c *Controller) NeedLeaderElection() bool { return true }
+var _ operator.Singleton = (*Controller)(nil)
 
-// Start runs passes until ctx ends; a failed pass is logged and retried next interval.
-func (c *Controller) Start(ctx context.Context) error {
-	logger := log.FromContext(ctx).WithName("garbagecollection")
-	for {
-		if err := c.Collect(ctx); err != nil {
-			logger.Error(err, "garbage collection pass failed")
-		}
-		t := c.clk.NewTimer(c.opts.Interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C():
-		}
+// Name identifies the singleton.
+func (c *Controller) Name() string { return "garbagecollection" }
+
+// Reconcile runs one pass and asks for the next one an interval later; a
+// failed pass is retried with backoff.
+func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
+	if err := c.Collect(ctx); err != nil {
+		return reconcile.Result{}, err
 	}
+	return reconcile.Result{RequeueAfter: c.opts.Interval}, nil
 }
 
 // Collect runs one pass.

@@ -12,11 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
@@ -25,6 +22,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 )
 
 // Options tune the controller.
@@ -63,19 +61,20 @@ func New(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.C
 // the claims it creates in the same cycle.
 func (c *Controller) Launcher() *Launcher { return c.launcher }
 
-// SetupWithManager registers the controller: NodeClaims, and Nodes mapped to
-// their claim by providerID.
-func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+// Controller declares the controller: NodeClaims, and Nodes mapped to their
+// claim by providerID.
+func (c *Controller) Controller() operator.Controller {
 	workers := c.opts.MaxConcurrentReconciles
 	if workers <= 0 {
 		workers = 10
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("nodeclaim.lifecycle").
-		For(&nsv1.NodeClaim{}).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimForNode)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(c)
+	return operator.Controller{
+		Name:       "nodeclaim.lifecycle",
+		For:        &nsv1.NodeClaim{},
+		Watches:    []operator.Watch{{Object: &corev1.Node{}, Map: c.claimForNode}},
+		Workers:    workers,
+		Reconciler: c,
+	}
 }
 
 func (c *Controller) claimForNode(ctx context.Context, o client.Object) []reconcile.Request {

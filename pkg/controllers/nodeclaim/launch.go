@@ -67,13 +67,21 @@ func (l *Launcher) Launch(ctx context.Context, claim *nsv1.NodeClaim) (Outcome, 
 }
 
 // LaunchHeld is Launch for a caller that already holds the claim's launch
-// mark (state.Cluster.StartLaunch), as the provisioner does from before the
-// claim exists so the lifecycle controller never races it.
+// mark (state.Cluster.StartLaunch).
 func (l *Launcher) LaunchHeld(ctx context.Context, claim *nsv1.NodeClaim) (Outcome, error) {
 	if lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
 		return Launched, nil
 	}
 	created, err := l.cloud.Create(ctx, claim)
+	return l.Record(ctx, claim, created, err)
+}
+
+// Record applies the outcome of the cloud's Create (or of the claim's share
+// of CreateAll, as the provisioner launches a cycle's claims together) to
+// claim in memory; the caller persists it. On insufficient capacity it
+// deletes the claim (the provider has marked the offerings unavailable, so
+// the next plan avoids them) and hands its nominated pods to replan.
+func (l *Launcher) Record(ctx context.Context, claim, created *nsv1.NodeClaim, err error) (Outcome, error) {
 	now := metav1.NewTime(l.clk.Now())
 	switch {
 	case cloudprovider.IsInsufficientCapacity(err):

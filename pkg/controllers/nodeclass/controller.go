@@ -9,13 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 	"github.com/nodesmith/nodesmith/pkg/providers/aws"
 )
 
@@ -44,9 +44,9 @@ func New(kube client.Client, r Resolver, clk clock.Clock, rec *events.Recorder) 
 	return &Controller{kube: kube, resolver: r, clk: clk, recorder: rec}
 }
 
-// SetupWithManager watches EC2NodeClasses.
-func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("ec2nodeclass.status").For(&awsv1.EC2NodeClass{}).Complete(c)
+// Controller declares the controller: EC2NodeClasses.
+func (c *Controller) Controller() operator.Controller {
+	return operator.Controller{Name: "ec2nodeclass.status", For: &awsv1.EC2NodeClass{}, Reconciler: c}
 }
 
 var parts = []string{awsv1.ConditionSubnetsReady, awsv1.ConditionSecurityGroupsReady, awsv1.ConditionAMIsReady, awsv1.ConditionInstanceProfileReady}

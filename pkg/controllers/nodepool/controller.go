@@ -12,15 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
@@ -36,19 +35,23 @@ func New(kube client.Client, clk clock.Clock, m *metrics.Metrics) *Controller {
 	return &Controller{kube: kube, clk: clk, metrics: m}
 }
 
-// SetupWithManager watches NodePools, their NodeClaims and EC2NodeClasses.
-func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("nodepool.status").
-		For(&nsv1.NodePool{}).
-		Watches(&nsv1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			if p := o.GetLabels()[nsv1.LabelNodePool]; p != "" {
-				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: p}}}
-			}
-			return nil
-		})).
-		Watches(&awsv1.EC2NodeClass{}, handler.EnqueueRequestsFromMapFunc(c.poolsForClass)).
-		Complete(c)
+// Controller declares the controller: NodePools, their NodeClaims and
+// EC2NodeClasses.
+func (c *Controller) Controller() operator.Controller {
+	return operator.Controller{
+		Name: "nodepool.status",
+		For:  &nsv1.NodePool{},
+		Watches: []operator.Watch{
+			{Object: &nsv1.NodeClaim{}, Map: func(_ context.Context, o client.Object) []reconcile.Request {
+				if p := o.GetLabels()[nsv1.LabelNodePool]; p != "" {
+					return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: p}}}
+				}
+				return nil
+			}},
+			{Object: &awsv1.EC2NodeClass{}, Map: c.poolsForClass},
+		},
+		Reconciler: c,
+	}
 }
 
 func (c *Controller) poolsForClass(ctx context.Context, o client.Object) []reconcile.Request {

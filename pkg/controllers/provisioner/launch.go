@@ -7,11 +7,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
@@ -24,7 +24,7 @@ import (
 // requirements narrowed to the planned options, and nominates its pods. The
 // caller gets the launch mark, taken before the claim exists.
 func (p *Provisioner) create(ctx context.Context, pool *nsv1.NodePool, cp *scheduling.ClaimPlan) (*nsv1.NodeClaim, error) {
-	claim := provisioning.NewNodeClaim(pool, cp, pool.Name+"-"+utilrand.String(5))
+	claim := provisioning.NewNodeClaim(pool, cp, p.opts.NewName(pool.Name))
 	p.cluster.StartLaunch(claim.Name)
 	if err := p.kube.Create(ctx, claim); err != nil {
 		p.cluster.EndLaunch(claim.Name)
@@ -40,24 +40,29 @@ func (p *Provisioner) create(ctx context.Context, pool *nsv1.NodePool, cp *sched
 	return claim, nil
 }
 
-// launchAll launches the claims in parallel (their launch marks are held)
-// and writes each result; it reports whether any claim was deleted for
-// insufficient capacity.
+// launchAll launches the claims together (their launch marks are held):
+// one CreateAll, so claims asking for the same thing share a CreateFleet
+// call, then each result is recorded and persisted, up to LaunchWorkers at
+// once. It reports whether any claim was deleted for insufficient capacity.
 func (p *Provisioner) launchAll(ctx context.Context, claims []*nsv1.NodeClaim) bool {
+	if len(claims) == 0 {
+		return false
+	}
+	results := p.cloud.CreateAll(ctx, claims)
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
 		deleted bool
 		sem     = make(chan struct{}, p.opts.LaunchWorkers)
 	)
-	for _, claim := range claims {
+	for i, claim := range claims {
 		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
+		record := func() {
 			defer wg.Done()
 			defer func() { <-sem }()
 			defer p.cluster.EndLaunch(claim.Name)
-			out, err := p.launchOne(ctx, claim)
+			out, err := p.record(ctx, claim, results[i])
 			if err != nil {
 				// The lifecycle controller retries it; liveness bounds that.
 				log.FromContext(ctx).Error(err, "launching nodeclaim", "nodeclaim", claim.Name)
@@ -68,15 +73,21 @@ func (p *Provisioner) launchAll(ctx context.Context, claims []*nsv1.NodeClaim) b
 				deleted = true
 				mu.Unlock()
 			}
-		}()
+		}
+		if p.opts.LaunchWorkers == 1 {
+			record() // in order, on this goroutine
+		} else {
+			go record()
+		}
 	}
 	wg.Wait()
 	return deleted
 }
 
-func (p *Provisioner) launchOne(ctx context.Context, claim *nsv1.NodeClaim) (nodeclaim.Outcome, error) {
+// record writes one claim's launch result.
+func (p *Provisioner) record(ctx context.Context, claim *nsv1.NodeClaim, r cloudprovider.CreateResult) (nodeclaim.Outcome, error) {
 	base := claim.DeepCopy()
-	out, err := p.launcher.LaunchHeld(ctx, claim)
+	out, err := p.launcher.Record(ctx, claim, r.Claim, r.Err)
 	if out == nodeclaim.Deleted {
 		return out, nil
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
@@ -25,9 +25,9 @@ func NewPodController(kube client.Client, cluster *state.Cluster, p *Provisioner
 	return &PodController{kube: kube, cluster: cluster, provisioner: p}
 }
 
-// SetupWithManager watches pods.
-func (c *PodController) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("provisioning.pods").For(&corev1.Pod{}).Complete(c)
+// Controller declares the controller: pods.
+func (c *PodController) Controller() operator.Controller {
+	return operator.Controller{Name: "provisioning.pods", For: &corev1.Pod{}, Workers: 4, Reconciler: c}
 }
 
 // Reconcile triggers a batch for a provisionable pod that is not nominated.

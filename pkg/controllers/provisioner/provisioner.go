@@ -3,12 +3,15 @@ package provisioner
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
@@ -17,6 +20,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
@@ -33,21 +37,34 @@ type Options struct {
 	// MaxRounds bounds re-planning after insufficient capacity within one
 	// cycle (default provisioning.MaxReplanRounds).
 	MaxRounds int
+	// NewName names a pool's next NodeClaim (default the pool's name and
+	// five random characters; the simulator numbers them so runs repeat).
+	NewName func(pool string) string
 }
 
-// Provisioner is the leader-elected provisioning loop (a manager Runnable).
+// Provisioner is the provisioning loop, an operator.Singleton: each step
+// runs one cycle when the batching window has closed and otherwise says
+// when it will.
 type Provisioner struct {
 	kube     client.Client
 	cloud    cloudprovider.CloudProvider
 	cluster  *state.Cluster
 	launcher *nodeclaim.Launcher
-	batcher  *batcher.Batcher
 	clk      clock.Clock
 	recorder *events.Recorder
 	metrics  *metrics.Metrics
 	opts     Options
 	recent   *recentClaims
+
+	mu     sync.Mutex
+	window *batcher.Window
+	wake   func()
 }
+
+var (
+	_ operator.Singleton = (*Provisioner)(nil)
+	_ operator.Wakeable  = (*Provisioner)(nil)
+)
 
 // New builds the provisioner. launcher may be built with a nil replan: the
 // provisioner re-plans itself.
@@ -62,36 +79,65 @@ func New(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.C
 	if opts.Solve.MaxOptionsPerClaim <= 0 {
 		opts.Solve.MaxOptionsPerClaim = provisioning.DefaultMaxOptionsPerClaim
 	}
+	if opts.NewName == nil {
+		opts.NewName = func(pool string) string { return pool + "-" + utilrand.String(5) }
+	}
 	return &Provisioner{kube: kube, cloud: cloud, cluster: cluster, launcher: launcher,
-		batcher: batcher.New(clk, opts.BatchIdle, opts.BatchMax), clk: clk, recorder: rec, metrics: m, opts: opts,
+		window: batcher.NewWindow(opts.BatchIdle, opts.BatchMax), clk: clk, recorder: rec, metrics: m, opts: opts,
 		recent: newRecentClaims(clk, 2*time.Minute)}
 }
 
+// Name identifies the singleton.
+func (p *Provisioner) Name() string { return "provisioner" }
+
+// SetWake is how the driver asks to be woken when a pod arrives.
+func (p *Provisioner) SetWake(wake func()) {
+	p.mu.Lock()
+	p.wake = wake
+	p.mu.Unlock()
+}
+
 // Trigger adds a pod to the current batch.
-func (p *Provisioner) Trigger(podUID string) { p.batcher.Trigger(podUID) }
+func (p *Provisioner) Trigger(podUID string) {
+	p.mu.Lock()
+	p.window.Add(p.clk.Now(), podUID)
+	wake := p.wake
+	p.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
+}
 
 // Replan triggers a batch for pods released from a failed claim.
 func (p *Provisioner) Replan(pods []types.UID) {
 	for _, uid := range pods {
-		p.batcher.Trigger(string(uid))
+		p.Trigger(string(uid))
 	}
 }
 
-// NeedLeaderElection: only the leader launches.
-func (p *Provisioner) NeedLeaderElection() bool { return true }
-
-// Start runs one provisioning cycle per closed batch until ctx ends.
-func (p *Provisioner) Start(ctx context.Context) error {
-	logger := log.FromContext(ctx).WithName("provisioner")
-	for {
-		keys := p.batcher.Wait(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err := p.Provision(ctx); err != nil {
-			logger.Error(err, "provisioning cycle failed", "triggers", len(keys))
+// Reconcile is one step: a cycle if the batch window has closed, then the
+// time until the window closes (zero while it is empty: a trigger wakes us).
+func (p *Provisioner) Reconcile(ctx context.Context) (reconcile.Result, error) {
+	p.mu.Lock()
+	now := p.clk.Now()
+	due := p.window.Due(now)
+	var keys []string
+	if due {
+		keys = p.window.Flush()
+	}
+	p.mu.Unlock()
+	var err error
+	if due {
+		if err = p.Provision(ctx); err != nil {
+			err = fmt.Errorf("provisioning cycle of %d triggers: %w", len(keys), err)
 		}
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if deadline, ok := p.window.NextDeadline(); ok {
+		return reconcile.Result{RequeueAfter: max(deadline.Sub(p.clk.Now()), time.Nanosecond)}, err
+	}
+	return reconcile.Result{}, err
 }
 
 // Provision runs one cycle: solve, nominate, create, launch, and re-plan

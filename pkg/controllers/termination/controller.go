@@ -9,13 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
@@ -23,6 +18,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 )
 
 // Poll intervals while waiting on things that send no event we watch.
@@ -48,23 +44,25 @@ func New(kube client.Client, cloud cloudprovider.CloudProvider, clk clock.Clock,
 	return &Controller{kube: kube, cloud: cloud, clk: clk, recorder: rec, metrics: m}
 }
 
-// SetupWithManager registers the claim controller and the node controller
-// that turns a deleted Node into a deleted claim.
-func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
-	deleting := predicate.NewPredicateFuncs(func(o client.Object) bool { return !o.GetDeletionTimestamp().IsZero() })
-	if err := ctrl.NewControllerManagedBy(mgr).
-		Named("nodeclaim.termination").
-		For(&nsv1.NodeClaim{}, builder.WithPredicates(deleting)).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimForNode), builder.WithPredicates(deleting)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
-		Complete(c); err != nil {
-		return err
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("node.termination").
-		For(&corev1.Node{}, builder.WithPredicates(deleting)).
-		Complete(reconcile.Func(c.reconcileNode))
+// Controllers declares the claim controller and the node controller that
+// turns a deleted Node into a deleted claim.
+func (c *Controller) Controllers() []operator.Controller {
+	return []operator.Controller{{
+		Name:         "nodeclaim.termination",
+		For:          &nsv1.NodeClaim{},
+		ForPredicate: deleting,
+		Watches:      []operator.Watch{{Object: &corev1.Node{}, Predicate: deleting, Map: c.claimForNode}},
+		Workers:      10,
+		Reconciler:   c,
+	}, {
+		Name:         "node.termination",
+		For:          &corev1.Node{},
+		ForPredicate: deleting,
+		Reconciler:   reconcile.Func(c.reconcileNode),
+	}}
 }
+
+func deleting(o client.Object) bool { return !o.GetDeletionTimestamp().IsZero() }
 
 func (c *Controller) claimForNode(ctx context.Context, o client.Object) []reconcile.Request {
 	claim, err := state.ClaimForNode(ctx, c.kube, o.(*corev1.Node))

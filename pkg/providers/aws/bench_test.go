@@ -2,9 +2,9 @@ package aws
 
 import (
 	"fmt"
-	"sync/atomic"
 	"testing"
 
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"k8s.io/utils/clock"
 )
 
@@ -37,23 +37,27 @@ func BenchmarkCreateFullCatalog(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")
 }
 
-// BenchmarkCreateBatched runs many Creates at once with batching on (real
-// clock, idle 35ms, max 1s): identical claims share CreateFleet calls.
+// BenchmarkCreateBatched launches 20 identical claims per CreateAll, as a
+// provisioning cycle does: they share one CreateFleet call.
 func BenchmarkCreateBatched(b *testing.B) {
-	e := newEnv(b, envOpts{clock: clock.RealClock{}, provider: func(o *Options) { o.BatchIdle = 0 }})
+	e := newEnv(b, envOpts{clock: clock.RealClock{}})
 	e.create(newClaim("warm"))
 	before := len(e.fleetCalls())
-	var n atomic.Int64
-	b.SetParallelism(50) // 100 concurrent Creates on 2 cores
+	const perCall = 20
+	n := 0
 	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := e.p.Create(e.ctx, newClaim(fmt.Sprintf("c%d", n.Add(1)))); err != nil {
-				b.Error(err)
-				return
+	for i := 0; i < b.N; i += perCall {
+		claims := make([]*nsv1.NodeClaim, perCall)
+		for j := range claims {
+			n++
+			claims[j] = newClaim(fmt.Sprintf("c%d", n))
+		}
+		for _, r := range e.p.CreateAll(e.ctx, claims) {
+			if r.Err != nil {
+				b.Fatal(r.Err)
 			}
 		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")
-	b.ReportMetric(float64(len(e.fleetCalls())-before)/float64(b.N), "fleetcalls/create")
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "creates/s")
+	b.ReportMetric(float64(len(e.fleetCalls())-before)/float64(n), "fleetcalls/create")
 }

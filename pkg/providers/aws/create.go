@@ -30,11 +30,93 @@ const (
 	onDemandStrategy = ec2types.FleetOnDemandAllocationStrategyLowestPrice
 )
 
-// Create launches the claim's instance. When every option of a CreateFleet
-// call fails for lack of capacity, the failed offerings are marked in the
-// ICE cache and the claim is retried at once with what is left (other spot
-// pools, then on-demand), up to MaxLaunchAttempts calls.
+// Create launches the claim's instance: CreateAll of one claim.
 func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.NodeClaim, error) {
+	r := p.CreateAll(ctx, []*nsv1.NodeClaim{claim})[0]
+	return r.Claim, r.Err
+}
+
+// launch is one claim's progress through CreateAll's rounds.
+type launch struct {
+	claim      *nsv1.NodeClaim
+	nc         *awsv1.EC2NodeClass
+	res        *Resolved
+	base       []*catalog.InstanceType
+	types      []*catalog.InstanceType
+	pl         plan.Plan
+	req        fleetRequest
+	failures   []string
+	spotFailed bool
+	done       bool
+}
+
+// CreateAll launches the claims together. Each round plans every claim
+// still waiting, merges the claims whose CreateFleet requests are identical
+// into one call (TotalTargetCapacity = their number), and runs the calls in
+// the order their first claim was given, so the same input always makes
+// the same calls. When every option of a call fails for lack of capacity,
+// the failed offerings are marked in the ICE cache and the claim is planned
+// again with what is left (other spot pools, then on-demand), up to
+// MaxLaunchAttempts rounds.
+func (p *Provider) CreateAll(ctx context.Context, claims []*nsv1.NodeClaim) []cloudprovider.CreateResult {
+	results := make([]cloudprovider.CreateResult, len(claims))
+	launches := make([]*launch, len(claims))
+	for i, claim := range claims {
+		l, err := p.prepare(ctx, claim)
+		if err != nil {
+			results[i].Err = err
+			continue
+		}
+		launches[i] = l
+	}
+	for attempt := 0; attempt < p.opts.MaxLaunchAttempts; attempt++ {
+		var (
+			keys   []string
+			groups = map[string][]int{}
+		)
+		for i, l := range launches {
+			if l == nil || l.done {
+				continue
+			}
+			if err := p.planLaunch(ctx, l, attempt); err != nil {
+				results[i].Err, l.done = err, true
+				continue
+			}
+			key := hashJSON(l.req.input)
+			if _, ok := groups[key]; !ok {
+				keys = append(keys, key)
+			}
+			groups[key] = append(groups[key], i)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		for _, key := range keys {
+			idx := groups[key]
+			reqs := make([]fleetRequest, len(idx))
+			for j, i := range idx {
+				reqs[j] = launches[i].req
+			}
+			outs := p.runFleet(ctx, reqs)
+			for j, i := range idx {
+				l := launches[i]
+				claim, err, done := p.settle(l, outs[j].Out, outs[j].Err)
+				results[i] = cloudprovider.CreateResult{Claim: claim, Err: err}
+				l.done = done
+			}
+		}
+	}
+	for i, l := range launches {
+		if l != nil && !l.done {
+			results[i].Err = cloudprovider.NewInsufficientCapacityError(withFailures(errors.New("every launch attempt ran out of capacity"), l.failures))
+		}
+	}
+	return results
+}
+
+// prepare resolves what every attempt of a claim shares: its node class,
+// the class's subnets, groups and images, and the types those images boot.
+func (p *Provider) prepare(ctx context.Context, claim *nsv1.NodeClaim) (*launch, error) {
 	nc, err := p.nodeClass(ctx, claim.Spec.NodeClassRef)
 	if err != nil {
 		return nil, err
@@ -47,56 +129,62 @@ func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 	if err != nil {
 		return nil, err
 	}
-	base = withImages(base, res.AMIs)
-	log := p.log.WithValues("nodeclaim", claim.Name)
-	var failures []string
-	spotFailed := false
-	for attempt := 0; attempt < p.opts.MaxLaunchAttempts; attempt++ {
-		subnets := p.usableSubnets(res.Subnets)
-		iceSeq := p.ice.SeqNum()
-		types := catalog.WithAvailability(base, p.ice)
-		pl, err := plan.Make(plan.Input{
-			Requirements: claim.Spec.Requirements, Requests: claim.Spec.Resources.Requests,
-			InstanceTypes: types, Subnets: subnets, MaxOptions: p.opts.MaxOverrides,
-			AvoidSpot: spotFailed && attempt == p.opts.MaxLaunchAttempts-1,
-		})
-		if errors.Is(err, plan.ErrNoOptions) {
-			return nil, cloudprovider.NewInsufficientCapacityError(withFailures(err, failures))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("planning the launch of %s: %w", claim.Name, err)
-		}
-		if pl.Note != "" {
-			log.Info("launch fallback", "reason", pl.Note, "attempt", attempt)
-			p.event(claim, EventOnDemandFallback, pl.Note)
-		}
-		req, err := p.buildFleetRequest(ctx, claim, nc, res, pl, iceSeq)
-		if err != nil {
-			return nil, err
-		}
-		out, err := p.fleet.Add(ctx, hashJSON(req.input), req)
-		if err != nil {
-			return nil, fmt.Errorf("launching %s: %w", claim.Name, err)
-		}
-		retry, fatal := p.markFailures(pl, out.errs)
-		if out.instanceID != "" {
-			return p.launched(claim, res, pl, types, out), nil
-		}
-		for _, e := range out.errs {
-			failures = append(failures, fmt.Sprintf("%s %s: %s", e.Lifecycle, aws.ToString(e.ErrorCode), overrideName(e.LaunchTemplateAndOverrides)))
-		}
-		if fatal != nil {
-			return nil, fmt.Errorf("launching %s: %w", claim.Name, fatal)
-		}
-		if !retry {
-			return nil, fmt.Errorf("launching %s: the fleet launched nothing%s", claim.Name, failureText(failures))
-		}
-		spotFailed = spotFailed || pl.CapacityType == nsv1.CapacityTypeSpot
-		msg := fmt.Sprintf("no %s capacity in %d offerings%s; retrying with the remaining offerings", pl.CapacityType, len(pl.Options), failureText(failures))
-		log.Info("launch fallback", "reason", msg, "attempt", attempt)
-		p.event(claim, EventCapacityFallback, msg)
+	return &launch{claim: claim, nc: nc, res: res, base: withImages(base, res.AMIs)}, nil
+}
+
+// planLaunch picks the claim's options for this attempt (the ICE cache as it
+// is now) and renders its CreateFleet request.
+func (p *Provider) planLaunch(ctx context.Context, l *launch, attempt int) error {
+	subnets := p.usableSubnets(l.res.Subnets)
+	iceSeq := p.ice.SeqNum()
+	l.types = catalog.WithAvailability(l.base, p.ice)
+	pl, err := plan.Make(plan.Input{
+		Requirements: l.claim.Spec.Requirements, Requests: l.claim.Spec.Resources.Requests,
+		InstanceTypes: l.types, Subnets: subnets, MaxOptions: p.opts.MaxOverrides,
+		AvoidSpot: l.spotFailed && attempt == p.opts.MaxLaunchAttempts-1,
+	})
+	if errors.Is(err, plan.ErrNoOptions) {
+		return cloudprovider.NewInsufficientCapacityError(withFailures(err, l.failures))
 	}
-	return nil, cloudprovider.NewInsufficientCapacityError(withFailures(errors.New("every launch attempt ran out of capacity"), failures))
+	if err != nil {
+		return fmt.Errorf("planning the launch of %s: %w", l.claim.Name, err)
+	}
+	if pl.Note != "" {
+		p.log.Info("launch fallback", "nodeclaim", l.claim.Name, "reason", pl.Note, "attempt", attempt)
+		p.event(l.claim, EventOnDemandFallback, pl.Note)
+	}
+	req, err := p.buildFleetRequest(ctx, l.claim, l.nc, l.res, pl, iceSeq)
+	if err != nil {
+		return err
+	}
+	l.pl, l.req = pl, req
+	return nil
+}
+
+// settle reads one claim's share of a CreateFleet answer: the launched
+// claim, an error that ends its launch, or neither (done false: plan again).
+func (p *Provider) settle(l *launch, out fleetOutcome, callErr error) (*nsv1.NodeClaim, error, bool) {
+	if callErr != nil {
+		return nil, fmt.Errorf("launching %s: %w", l.claim.Name, callErr), true
+	}
+	retry, fatal := p.markFailures(l.pl, out.errs)
+	if out.instanceID != "" {
+		return p.launched(l.claim, l.res, l.pl, l.types, out), nil, true
+	}
+	for _, e := range out.errs {
+		l.failures = append(l.failures, fmt.Sprintf("%s %s: %s", e.Lifecycle, aws.ToString(e.ErrorCode), overrideName(e.LaunchTemplateAndOverrides)))
+	}
+	if fatal != nil {
+		return nil, fmt.Errorf("launching %s: %w", l.claim.Name, fatal), true
+	}
+	if !retry {
+		return nil, fmt.Errorf("launching %s: the fleet launched nothing%s", l.claim.Name, failureText(l.failures)), true
+	}
+	l.spotFailed = l.spotFailed || l.pl.CapacityType == nsv1.CapacityTypeSpot
+	msg := fmt.Sprintf("no %s capacity in %d offerings%s; retrying with the remaining offerings", l.pl.CapacityType, len(l.pl.Options), failureText(l.failures))
+	p.log.Info("launch fallback", "nodeclaim", l.claim.Name, "reason", msg)
+	p.event(l.claim, EventCapacityFallback, msg)
+	return nil, nil, false
 }
 
 // withImages keeps the types an image can boot (one AMI per architecture).

@@ -29,11 +29,13 @@
 //     ParseUserData reads them back for the simulator and the e2e bridge.
 //   - launchtemplate.go: one template per distinct launch settings, named by
 //     their hash and reused.
-//   - create.go, fleet.go: one instant CreateFleet per claim, or per batch of
-//     identical claims (batch/, pure: idle 35ms, max 1s), with a ClientToken
-//     derived from the claim and the request, so a retry never launches
-//     twice. Capacity errors mark the ICE cache and the same Create retries
-//     at once with what is left: other spot pools, then on-demand.
+//   - create.go, fleet.go: CreateAll launches a provisioning cycle's claims
+//     together, one instant CreateFleet per group of claims asking for the
+//     same thing (in input order, so a replay makes the same calls), with a
+//     ClientToken derived from the claim and the request, so a retry never
+//     launches twice. Capacity errors mark the ICE cache and the claim is
+//     planned again at once with what is left: other spot pools, then
+//     on-demand. Create is CreateAll of one claim.
 //   - instances.go: Get, List, Delete, and Orphans for garbage collection.
 //   - errors.go: error classification and the troubleshooting hints.
 //

@@ -153,7 +153,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 		clk = o.clock
 	}
 	e.ice = catalog.NewUnavailableOfferings(clk, 3*time.Minute)
-	opts := Options{Specs: specs, BatchIdle: -1}
+	opts := Options{Specs: specs}
 	if o.provider != nil {
 		o.provider(&opts)
 	}

@@ -13,7 +13,6 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
-	"github.com/nodesmith/nodesmith/pkg/providers/aws/batch"
 )
 
 // fleetRequest is one claim's share of a CreateFleet call.
@@ -58,10 +57,16 @@ func clientToken(claim *nsv1.NodeClaim, inputKey string) string {
 	return "nodesmith-" + hex.EncodeToString(sum[:20])
 }
 
-// runFleet is the batcher's exec: one CreateFleet for every claim that asked
-// for the same thing within the batch window, results split per caller.
-func (p *Provider) runFleet(ctx context.Context, _ string, items []fleetRequest) []batch.Result[fleetOutcome] {
-	results := make([]batch.Result[fleetOutcome], len(items))
+// fleetResult is one claim's share of a CreateFleet call.
+type fleetResult struct {
+	Out fleetOutcome
+	Err error
+}
+
+// runFleet makes one CreateFleet call for claims that asked for the same
+// thing, and splits the answer per claim in the given order.
+func (p *Provider) runFleet(ctx context.Context, items []fleetRequest) []fleetResult {
+	results := make([]fleetResult, len(items))
 	in := *items[0].input
 	in.TargetCapacitySpecification = &ec2types.TargetCapacitySpecificationRequest{
 		TotalTargetCapacity:       aws.Int32(int32(len(items))),

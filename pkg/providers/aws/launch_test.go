@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,33 +61,21 @@ func TestRetryWithSameClaimLaunchesOnce(t *testing.T) {
 	}
 }
 
-func TestBatchedClaimsShareOneFleetCall(t *testing.T) {
-	e := newEnv(t, envOpts{clock: clock.RealClock{}, provider: func(o *Options) {
-		o.BatchIdle, o.BatchMax = 100*time.Millisecond, 2*time.Second
-	}})
+func TestIdenticalClaimsShareOneFleetCall(t *testing.T) {
+	e := newEnv(t, envOpts{clock: clock.RealClock{}})
 	const n = 5
-	var wg sync.WaitGroup
 	got := make([]*nsv1.NodeClaim, n)
-	errs := make([]error, n)
-	// Warm the caches so every claim reaches the batcher at once.
-	if _, err := e.p.GetInstanceTypes(e.ctx, testPool()); err != nil {
-		t.Fatal(err)
+	claims := make([]*nsv1.NodeClaim, n)
+	for i := range claims {
+		claims[i] = newClaim(fmt.Sprintf("b%d", i))
 	}
-	e.create(newClaim("warm"))
 	before := len(e.fleetCalls())
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got[i], errs[i] = e.p.Create(e.ctx, newClaim(fmt.Sprintf("b%d", i)))
-		}()
-	}
-	wg.Wait()
 	ids := map[string]bool{}
-	for i := range got {
-		if errs[i] != nil {
-			t.Fatalf("claim %d: %v", i, errs[i])
+	for i, r := range e.p.CreateAll(e.ctx, claims) {
+		if r.Err != nil {
+			t.Fatalf("claim %d: %v", i, r.Err)
 		}
+		got[i] = r.Claim
 		ids[got[i].Status.ProviderID] = true
 	}
 	if len(ids) != n {

@@ -45,11 +45,6 @@ type Options struct {
 	// ResolveTTL is how long a node class's resolved subnets, groups and
 	// images are reused by Create; default 1m.
 	ResolveTTL time.Duration
-	// BatchIdle and BatchMax are the CreateFleet batch windows; defaults
-	// 35ms and 1s. A negative BatchIdle turns batching off (each claim its
-	// own call at once), which a simulator on a stepped clock wants.
-	BatchIdle time.Duration
-	BatchMax  time.Duration
 	// MaxOverrides per CreateFleet; default 60.
 	MaxOverrides int
 	// ICETTL is how long an offering stays hidden after an insufficient-
@@ -106,12 +101,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ResolveTTL <= 0 {
 		o.ResolveTTL = time.Minute
-	}
-	if o.BatchIdle == 0 {
-		o.BatchIdle = 35 * time.Millisecond
-	}
-	if o.BatchMax <= 0 {
-		o.BatchMax = time.Second
 	}
 	if o.MaxOverrides <= 0 {
 		o.MaxOverrides = 60

@@ -14,7 +14,6 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
-	"github.com/nodesmith/nodesmith/pkg/providers/aws/batch"
 )
 
 // Provider is the AWS CloudProvider.
@@ -56,7 +55,6 @@ type Provider struct {
 	subnetsMu   sync.Mutex
 	fullSubnets map[string]time.Time // subnet → hidden until
 
-	fleet *batch.Batcher[string, fleetRequest, fleetOutcome]
 }
 
 var _ cloudprovider.CloudProvider = (*Provider)(nil)
@@ -112,11 +110,6 @@ func New(cfg Config) (*Provider, error) {
 	for _, s := range specs {
 		p.specs[s.Name] = s
 	}
-	idle := opts.BatchIdle
-	if idle < 0 {
-		idle = 0
-	}
-	p.fleet = batch.New(cfg.Clock, batch.Options{Idle: idle, Max: opts.BatchMax, MaxItems: 1000}, p.runFleet)
 	return p, nil
 }
 

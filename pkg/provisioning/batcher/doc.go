@@ -6,9 +6,9 @@
 // new key arrived for the idle duration, or when the maximum duration has
 // passed since the first key, whichever comes first.
 //
-// The Window is pure and clock-driven: callers pass "now" in, so the
-// controller (wall clock) and the simulator (virtual clock) share it. Batcher
-// wraps a Window with a goroutine-safe Trigger/Wait pair for the controller.
+// The Window is pure and clock-driven: callers pass "now" in. The
+// provisioner (pkg/controllers/provisioner) holds one behind a mutex and,
+// as an operator singleton, asks to run again at the window's deadline.
 //
 // This package must not import client-go clients, controller-runtime or the
 // AWS SDK.

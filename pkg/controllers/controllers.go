@@ -1,0 +1,134 @@
+package controllers
+
+import (
+	"errors"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/controllers/emptiness"
+	nsevents "github.com/nodesmith/nodesmith/pkg/controllers/events"
+	"github.com/nodesmith/nodesmith/pkg/controllers/garbagecollection"
+	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
+	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclass"
+	"github.com/nodesmith/nodesmith/pkg/controllers/nodepool"
+	"github.com/nodesmith/nodesmith/pkg/controllers/provisioner"
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	"github.com/nodesmith/nodesmith/pkg/controllers/termination"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
+)
+
+// Config is what every controller is built from. The controller binary
+// passes the manager's client, the wall clock and the AWS provider; the
+// simulator passes its in-memory API server, its virtual clock and the AWS
+// provider talking to the simulated AWS.
+type Config struct {
+	// Kube reads (from the informer cache in the controller) and writes.
+	Kube client.Client
+	// Cloud launches and terminates instances; it is instrumented here.
+	Cloud cloudprovider.CloudProvider
+	// NodeClasses resolves EC2NodeClasses (the AWS provider).
+	NodeClasses nodeclass.Resolver
+	Clock       clock.Clock
+	// Events receives the Events the controllers publish.
+	Events  events.EventRecorder
+	Metrics *metrics.Metrics
+	Options Options
+}
+
+// Options are the controllers' settings (cmd/controller's flags).
+type Options struct {
+	BatchIdle           time.Duration
+	BatchMax            time.Duration
+	NominationTTL       time.Duration
+	RegistrationTimeout time.Duration
+	GCInterval          time.Duration
+	GCGrace             time.Duration
+	FeatureGates        map[string]bool
+	// LaunchWorkers bounds how many launch results the provisioner writes
+	// at once (default 64; 1 writes them in order).
+	LaunchWorkers int
+	// NewClaimName names a pool's next NodeClaim (default random suffixes).
+	NewClaimName func(pool string) string
+}
+
+// Set is every controller, declared for a driver to run.
+type Set struct {
+	Cluster     *state.Cluster
+	Provisioner *provisioner.Provisioner
+	Controllers []operator.Controller
+	Singletons  []operator.Singleton
+}
+
+// New builds the controllers.
+func New(cfg Config) (*Set, error) {
+	if cfg.Kube == nil || cfg.Cloud == nil || cfg.Clock == nil || cfg.Events == nil || cfg.Metrics == nil {
+		return nil, errors.New("controllers need a client, a cloud provider, a clock, an event recorder and metrics")
+	}
+	o := cfg.Options
+	if o.NominationTTL <= 0 {
+		o.NominationTTL = provisioning.DefaultNominationTTL
+	}
+	clk := cfg.Clock
+	kube := cfg.Kube
+	cloud := metrics.Instrument(cfg.Cloud, cfg.Metrics)
+	m := cfg.Metrics
+	rec := nsevents.NewRecorder(cfg.Events, clk, 5*time.Minute)
+	cluster := state.NewCluster(kube, clk, o.NominationTTL)
+
+	var prov *provisioner.Provisioner
+	replan := func(pods []types.UID) {
+		if prov != nil {
+			prov.Replan(pods)
+		}
+	}
+	timeouts := lifecycle.DefaultTimeouts()
+	if o.RegistrationTimeout > 0 {
+		timeouts.Registration = o.RegistrationTimeout
+	}
+	claims := nodeclaim.New(kube, cloud, cluster, clk, rec, m, nodeclaim.Options{Timeouts: timeouts, Replan: replan})
+	prov = provisioner.New(kube, cloud, cluster, claims.Launcher(), clk, rec, m, provisioner.Options{
+		BatchIdle: o.BatchIdle, BatchMax: o.BatchMax, LaunchWorkers: o.LaunchWorkers, NewName: o.NewClaimName,
+	})
+	s := &Set{Cluster: cluster, Provisioner: prov}
+	s.Controllers = append(s.Controllers,
+		provisioner.NewPodController(kube, cluster, prov).Controller(),
+		claims.Controller(),
+		nodepool.New(kube, clk, m).Controller(),
+	)
+	s.Controllers = append(s.Controllers, termination.New(kube, cloud, clk, rec, m).Controllers()...)
+	if cfg.NodeClasses != nil {
+		s.Controllers = append(s.Controllers, nodeclass.New(kube, cfg.NodeClasses, clk, rec).Controller())
+	}
+	if o.FeatureGates["Emptiness"] {
+		s.Controllers = append(s.Controllers, emptiness.New(kube, cluster, clk, rec, m).Controller())
+	}
+	s.Singletons = append(s.Singletons,
+		prov,
+		garbagecollection.New(kube, cloud, clk, rec, m, garbagecollection.Options{Interval: o.GCInterval, Grace: o.GCGrace}),
+	)
+	return s, nil
+}
+
+// Register adds every controller and singleton to the manager.
+func (s *Set) Register(mgr ctrl.Manager, clk clock.Clock) error {
+	for _, c := range s.Controllers {
+		if err := operator.Register(mgr, c); err != nil {
+			return err
+		}
+	}
+	for _, sg := range s.Singletons {
+		if err := operator.AddSingleton(mgr, clk, sg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
