@@ -30,7 +30,7 @@ type Controller struct {
 	Watches []Watch
 	// Workers bounds parallel reconciles in the manager (default 1). The
 	// simulator runs one reconcile at a time.
-	Workers int
+	Workers    int
 	Reconciler reconcile.Reconciler
 }
 
