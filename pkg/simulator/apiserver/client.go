@@ -1,0 +1,551 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// storeClient is the client.Client over a Server.
+type storeClient struct{ s *Server }
+
+var _ client.Client = (*storeClient)(nil)
+
+func (c *storeClient) Scheme() *runtime.Scheme     { return c.s.scheme }
+func (c *storeClient) RESTMapper() meta.RESTMapper { return nil }
+
+func (c *storeClient) GroupVersionKindFor(obj runtime.Object) (schema.GroupVersionKind, error) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return c.s.gvkOf(obj)
+}
+
+func (c *storeClient) IsObjectNamespaced(obj runtime.Object) (bool, error) {
+	gvk, err := c.GroupVersionKindFor(obj)
+	if err != nil {
+		return false, err
+	}
+	return !clusterScoped[gvk.Kind], nil
+}
+
+// Get copies the stored object into obj.
+func (c *storeClient) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, err := s.kindOf(obj)
+	if err != nil {
+		return err
+	}
+	if !k.namespaced {
+		key.Namespace = ""
+	}
+	cur, ok := k.objs[key]
+	if !ok {
+		return notFound(k, key.Name)
+	}
+	copyInto(obj, cur)
+	return nil
+}
+
+// List fills list with the matching objects, sorted by namespace and name.
+// With client.UnsafeDisableDeepCopy the items share the store's maps and
+// slices, as the cache's do: the caller must not modify them.
+func (c *storeClient) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	s := c.s
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lgvk, err := s.gvkOf(list)
+	if err != nil {
+		return err
+	}
+	gvk := lgvk.GroupVersion().WithKind(strings.TrimSuffix(lgvk.Kind, "List"))
+	k := s.kinds[gvk]
+	if k == nil {
+		sample, err := s.scheme.New(gvk)
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", gvk, err)
+		}
+		k = s.kindFor(gvk, sample)
+	}
+	keys, err := k.candidates(lo)
+	if err != nil {
+		return err
+	}
+	unsafe := lo.UnsafeDisableDeepCopy != nil && *lo.UnsafeDisableDeepCopy
+	items := make([]runtime.Object, 0, len(keys))
+	for _, key := range keys {
+		o := k.objs[key]
+		if lo.Namespace != "" && k.namespaced && o.GetNamespace() != lo.Namespace {
+			continue
+		}
+		if lo.LabelSelector != nil && !lo.LabelSelector.Matches(labelSet(o.GetLabels())) {
+			continue
+		}
+		if unsafe {
+			items = append(items, o)
+		} else {
+			items = append(items, o.DeepCopyObject())
+		}
+	}
+	if err := meta.SetList(list, items); err != nil {
+		return fmt.Errorf("listing %s: %w", gvk, err)
+	}
+	list.SetResourceVersion(fmt.Sprint(s.rv))
+	return nil
+}
+
+type labelSet map[string]string
+
+func (l labelSet) Has(k string) bool              { _, ok := l[k]; return ok }
+func (l labelSet) Get(k string) string            { return l[k] }
+func (l labelSet) Lookup(k string) (string, bool) { v, ok := l[k]; return v, ok }
+
+// candidates are the keys a list may return: all, or those a field
+// selector picks through an index (metadata.name and metadata.namespace
+// need none). Like the cache, other field selectors are refused.
+func (k *kind) candidates(lo *client.ListOptions) ([]types.NamespacedName, error) {
+	if lo.FieldSelector == nil || lo.FieldSelector.Empty() {
+		return k.keys(), nil
+	}
+	var out []types.NamespacedName
+	for i, r := range lo.FieldSelector.Requirements() {
+		if r.Operator != selection.Equals && r.Operator != selection.DoubleEquals {
+			return nil, fmt.Errorf("field selector %s: only equality is supported", lo.FieldSelector)
+		}
+		var keys []types.NamespacedName
+		switch r.Field {
+		case "metadata.name", "metadata.namespace":
+			for _, key := range k.keys() {
+				if (r.Field == "metadata.name" && key.Name == r.Value) || (r.Field == "metadata.namespace" && key.Namespace == r.Value) {
+					keys = append(keys, key)
+				}
+			}
+		default:
+			if _, ok := k.indexers[r.Field]; !ok {
+				return nil, fmt.Errorf("field selector %s on %s: no index for %q", lo.FieldSelector, k.gvk.Kind, r.Field)
+			}
+			for key := range k.index[r.Field][r.Value] {
+				keys = append(keys, key)
+			}
+			sortKeys(keys)
+		}
+		if i == 0 {
+			out = keys
+			continue
+		}
+		out = intersect(out, keys)
+	}
+	return out, nil
+}
+
+func intersect(a, b []types.NamespacedName) []types.NamespacedName {
+	in := map[types.NamespacedName]bool{}
+	for _, k := range b {
+		in[k] = true
+	}
+	var out []types.NamespacedName
+	for _, k := range a {
+		if in[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+var _ = fields.Everything // field selectors arrive as fields.Selector
+
+// Create stores obj: name from generateName if unset, UID, resourceVersion,
+// generation 1 and the creation time; a kind with a status subresource
+// (other than pods and nodes, whose creators set status) starts with none.
+func (c *storeClient) Create(_ context.Context, obj client.Object, opts ...client.CreateOption) error {
+	s := c.s
+	co := (&client.CreateOptions{}).ApplyOptions(opts)
+	s.mu.Lock()
+	err := c.create(obj, len(co.DryRun) > 0)
+	s.mu.Unlock()
+	s.flush()
+	return err
+}
+
+func (c *storeClient) create(obj client.Object, dryRun bool) error {
+	s := c.s
+	k, err := s.kindOf(obj)
+	if err != nil {
+		return err
+	}
+	if !k.namespaced {
+		obj.SetNamespace("")
+	} else if obj.GetNamespace() == "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s %s: a namespace is required", k.gvk.Kind, obj.GetName()))
+	}
+	name := obj.GetName()
+	if name == "" {
+		if obj.GetGenerateName() == "" {
+			return apierrors.NewBadRequest(fmt.Sprintf("%s: name or generateName is required", k.gvk.Kind))
+		}
+		for {
+			name = s.generateName(obj.GetGenerateName())
+			if _, taken := k.objs[types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}]; !taken {
+				break
+			}
+		}
+	}
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}
+	if _, ok := k.objs[key]; ok {
+		return apierrors.NewAlreadyExists(k.gr(), name)
+	}
+	next := obj.DeepCopyObject().(client.Object)
+	next.SetName(name)
+	next.SetUID(s.nextUID())
+	next.SetGeneration(1)
+	next.SetCreationTimestamp(s.now())
+	next.SetDeletionTimestamp(nil)
+	next.SetDeletionGracePeriodSeconds(nil)
+	if k.status && k.gvk.Kind != "Pod" && k.gvk.Kind != "Node" {
+		st := statusOf(next)
+		st.Set(reflect.Zero(st.Type()))
+	}
+	if dryRun {
+		copyInto(obj, next)
+		return nil
+	}
+	next.SetResourceVersion(s.nextRV())
+	s.commit(k, nil, next)
+	copyInto(obj, next)
+	return nil
+}
+
+// Update replaces obj (not its status, for kinds with a status subresource).
+func (c *storeClient) Update(_ context.Context, obj client.Object, _ ...client.UpdateOption) error {
+	s := c.s
+	s.mu.Lock()
+	err := c.update(obj, false)
+	s.mu.Unlock()
+	s.flush()
+	return err
+}
+
+// update writes obj over the stored object: the status only (status true)
+// or everything but the status. s.mu held.
+func (c *storeClient) update(obj client.Object, status bool) error {
+	s := c.s
+	k, err := s.kindOf(obj)
+	if err != nil {
+		return err
+	}
+	if !k.namespaced {
+		obj.SetNamespace("")
+	}
+	key := keyOf(obj)
+	cur, ok := k.objs[key]
+	if !ok {
+		return notFound(k, key.Name)
+	}
+	if rv := obj.GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
+		return conflict(k, key.Name, "the object has been modified; please apply your changes to the latest version and try again")
+	}
+	var next client.Object
+	if status {
+		if !k.status {
+			return apierrors.NewNotFound(schema.GroupResource{Group: k.gvk.Group, Resource: k.gvk.Kind + "/status"}, key.Name)
+		}
+		next = cur.DeepCopyObject().(client.Object)
+		statusOf(next).Set(reflect.ValueOf(obj.DeepCopyObject()).Elem().FieldByName("Status"))
+	} else {
+		next = obj.DeepCopyObject().(client.Object)
+		next.SetUID(cur.GetUID())
+		next.SetCreationTimestamp(cur.GetCreationTimestamp())
+		next.SetDeletionTimestamp(cur.GetDeletionTimestamp())
+		next.SetDeletionGracePeriodSeconds(cur.GetDeletionGracePeriodSeconds())
+		next.SetGeneration(cur.GetGeneration())
+		if k.status {
+			statusOf(next).Set(statusOf(cur.DeepCopyObject()))
+		}
+		if specChanged(cur, next) {
+			next.SetGeneration(cur.GetGeneration() + 1)
+		}
+	}
+	if equalObjects(cur, next) {
+		copyInto(obj, cur) // a no-op write commits nothing, as the API server does
+		return nil
+	}
+	next.SetResourceVersion(s.nextRV())
+	if next.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 && !awaitingKubelet(next) {
+		s.commit(k, cur, nil)
+		copyInto(obj, next)
+		return nil
+	}
+	s.commit(k, cur, next)
+	copyInto(obj, next)
+	return nil
+}
+
+// equalObjects compares two stored objects ignoring the resource version.
+func equalObjects(a, b client.Object) bool {
+	a2, b2 := a.DeepCopyObject().(client.Object), b.DeepCopyObject().(client.Object)
+	a2.SetResourceVersion("")
+	b2.SetResourceVersion("")
+	return reflect.DeepEqual(a2, b2)
+}
+
+// awaitingKubelet: a bound pod being deleted gracefully stays until its
+// kubelet confirms the containers stopped (a delete with grace 0).
+func awaitingKubelet(o client.Object) bool {
+	p, ok := o.(*corev1.Pod)
+	return ok && p.Spec.NodeName != "" && p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds > 0
+}
+
+// Patch applies a JSON merge, strategic merge or JSON patch to the stored
+// object. A patch that carries a resourceVersion (client.MergeFromWithOptimisticLock)
+// fails with a conflict when it is not the stored one.
+func (c *storeClient) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
+	s := c.s
+	s.mu.Lock()
+	err := c.patch(obj, patch, false)
+	s.mu.Unlock()
+	s.flush()
+	return err
+}
+
+func (c *storeClient) patch(obj client.Object, patch client.Patch, status bool) error {
+	s := c.s
+	data, err := patch.Data(obj)
+	if err != nil {
+		return fmt.Errorf("computing the patch: %w", err)
+	}
+	k, err := s.kindOf(obj)
+	if err != nil {
+		return err
+	}
+	if !k.namespaced {
+		obj.SetNamespace("")
+	}
+	key := keyOf(obj)
+	cur, ok := k.objs[key]
+	if !ok {
+		return notFound(k, key.Name)
+	}
+	curJSON, err := json.Marshal(cur)
+	if err != nil {
+		return err
+	}
+	var merged []byte
+	switch patch.Type() {
+	case types.MergePatchType:
+		merged, err = jsonpatch.MergePatch(curJSON, data)
+	case types.StrategicMergePatchType:
+		merged, err = strategicpatch.StrategicMergePatch(curJSON, data, cur)
+	case types.JSONPatchType:
+		var p jsonpatch.Patch
+		if p, err = jsonpatch.DecodePatch(data); err == nil {
+			merged, err = p.Apply(curJSON)
+		}
+	default:
+		return apierrors.NewBadRequest(fmt.Sprintf("patch type %s is not supported by the simulated API server", patch.Type()))
+	}
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("applying the patch to %s %s: %v", k.gvk.Kind, key.Name, err))
+	}
+	next := cur.DeepCopyObject().(client.Object)
+	zero(next)
+	if err := json.Unmarshal(merged, next); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("decoding the patched %s %s: %v", k.gvk.Kind, key.Name, err))
+	}
+	if next.GetResourceVersion() != cur.GetResourceVersion() {
+		return conflict(k, key.Name, "the object has been modified; please apply your changes to the latest version and try again")
+	}
+	if err := c.update(next, status); err != nil {
+		return err
+	}
+	copyInto(obj, next)
+	return nil
+}
+
+// zero resets a typed object in place, so decoding into it keeps nothing.
+func zero(o runtime.Object) {
+	v := reflect.ValueOf(o).Elem()
+	v.Set(reflect.Zero(v.Type()))
+}
+
+// Delete deletes obj: at once, or by setting its deletion timestamp while
+// finalizers remain or, for a bound pod, until its kubelet confirms.
+func (c *storeClient) Delete(_ context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	s := c.s
+	do := (&client.DeleteOptions{}).ApplyOptions(opts)
+	s.mu.Lock()
+	err := c.delete(obj, do)
+	s.mu.Unlock()
+	s.flush()
+	return err
+}
+
+func (c *storeClient) delete(obj client.Object, do *client.DeleteOptions) error {
+	s := c.s
+	k, err := s.kindOf(obj)
+	if err != nil {
+		return err
+	}
+	if !k.namespaced {
+		obj.SetNamespace("")
+	}
+	key := keyOf(obj)
+	cur, ok := k.objs[key]
+	if !ok {
+		return notFound(k, key.Name)
+	}
+	if pre := do.Preconditions; pre != nil {
+		if pre.UID != nil && *pre.UID != cur.GetUID() {
+			return conflict(k, key.Name, "the UID precondition failed")
+		}
+		if pre.ResourceVersion != nil && *pre.ResourceVersion != cur.GetResourceVersion() {
+			return conflict(k, key.Name, "the resourceVersion precondition failed")
+		}
+	}
+	pod, isPod := cur.(*corev1.Pod)
+	var grace *int64
+	if isPod && pod.Spec.NodeName != "" {
+		g := int64(corev1.DefaultTerminationGracePeriodSeconds)
+		if pod.Spec.TerminationGracePeriodSeconds != nil {
+			g = *pod.Spec.TerminationGracePeriodSeconds
+		}
+		if do.GracePeriodSeconds != nil {
+			g = *do.GracePeriodSeconds
+		}
+		if cur.GetDeletionGracePeriodSeconds() != nil && *cur.GetDeletionGracePeriodSeconds() < g {
+			g = *cur.GetDeletionGracePeriodSeconds() // a deletion may shorten the grace, never lengthen it
+		}
+		grace = &g
+	}
+	finalizers := len(cur.GetFinalizers()) > 0
+	waitKubelet := grace != nil && *grace > 0
+	if !finalizers && !waitKubelet {
+		s.commit(k, cur, nil)
+		return nil
+	}
+	if cur.GetDeletionTimestamp() != nil && (grace == nil || equalGrace(cur.GetDeletionGracePeriodSeconds(), grace)) {
+		return nil // already being deleted
+	}
+	next := cur.DeepCopyObject().(client.Object)
+	if next.GetDeletionTimestamp() == nil {
+		ts := s.now()
+		next.SetDeletionTimestamp(&ts)
+	}
+	if grace != nil {
+		next.SetDeletionGracePeriodSeconds(grace)
+	} else if next.GetDeletionGracePeriodSeconds() == nil {
+		zeroGrace := int64(0)
+		next.SetDeletionGracePeriodSeconds(&zeroGrace)
+	}
+	if !finalizers && grace != nil && *grace == 0 {
+		s.commit(k, cur, nil)
+		return nil
+	}
+	next.SetResourceVersion(s.nextRV())
+	s.commit(k, cur, next)
+	return nil
+}
+
+func equalGrace(a, b *int64) bool { return a != nil && b != nil && *a == *b }
+
+// DeleteAllOf deletes every object the options select.
+func (c *storeClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	dao := (&client.DeleteAllOfOptions{}).ApplyOptions(opts)
+	gvk, err := c.GroupVersionKindFor(obj)
+	if err != nil {
+		return err
+	}
+	list, err := c.s.scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err != nil {
+		return err
+	}
+	if err := c.List(ctx, list.(client.ObjectList), &dao.ListOptions); err != nil {
+		return err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if err := c.Delete(ctx, it.(client.Object), &dao.DeleteOptions); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Apply (server-side apply) is not used by Nodesmith.
+func (c *storeClient) Apply(context.Context, runtime.ApplyConfiguration, ...client.ApplyOption) error {
+	return errors.New("server-side apply is not supported by the simulated API server")
+}
+
+// Status writes the status subresource.
+func (c *storeClient) Status() client.SubResourceWriter { return &subResource{c: c, name: "status"} }
+
+// SubResource supports status, eviction (pods) and binding (pods).
+func (c *storeClient) SubResource(name string) client.SubResourceClient {
+	return &subResource{c: c, name: name}
+}
+
+type subResource struct {
+	c    *storeClient
+	name string
+}
+
+func (r *subResource) Get(_ context.Context, obj, sub client.Object, _ ...client.SubResourceGetOption) error {
+	return fmt.Errorf("getting the %s subresource is not supported by the simulated API server", r.name)
+}
+
+func (r *subResource) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
+	switch r.name {
+	case "eviction":
+		return r.c.s.evictPod(ctx, r.c, obj, sub)
+	case "binding":
+		return r.c.s.bindPod(obj, sub)
+	}
+	return fmt.Errorf("creating the %s subresource is not supported by the simulated API server", r.name)
+}
+
+func (r *subResource) Update(_ context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
+	if r.name != "status" {
+		return fmt.Errorf("updating the %s subresource is not supported by the simulated API server", r.name)
+	}
+	s := r.c.s
+	s.mu.Lock()
+	err := r.c.update(obj, true)
+	s.mu.Unlock()
+	s.flush()
+	return err
+}
+
+func (r *subResource) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.SubResourcePatchOption) error {
+	if r.name != "status" {
+		return fmt.Errorf("patching the %s subresource is not supported by the simulated API server", r.name)
+	}
+	s := r.c.s
+	s.mu.Lock()
+	err := r.c.patch(obj, patch, true)
+	s.mu.Unlock()
+	s.flush()
+	return err
+}
+
+func (r *subResource) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+	return errors.New("server-side apply is not supported by the simulated API server")
+}
