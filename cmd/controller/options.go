@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodesmith/nodesmith/pkg/controllers"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
@@ -36,11 +37,9 @@ type Options struct {
 	NominationTTL       time.Duration
 }
 
-// knownGates are the feature switches this build understands.
-var knownGates = map[string]bool{
-	"SpotToSpotConsolidation": false,
-	"Emptiness":               true,
-}
+// knownGates are the feature switches this build understands, with their
+// defaults (shared with the simulator).
+var knownGates = controllers.DefaultFeatureGates()
 
 // parse reads args into Options; env supplies defaults. The --kubeconfig
 // flag is controller-runtime's and lives on fs as well.

@@ -60,6 +60,16 @@ type Options struct {
 	NewClaimName func(pool string) string
 }
 
+// DefaultFeatureGates are the feature switches this build understands,
+// with their defaults; cmd/controller's --feature-gates overrides them and
+// the simulator runs with them.
+func DefaultFeatureGates() map[string]bool {
+	return map[string]bool{
+		"SpotToSpotConsolidation": false,
+		"Emptiness":               true,
+	}
+}
+
 // Set is every controller, declared for a driver to run.
 type Set struct {
 	Cluster     *state.Cluster

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
@@ -24,9 +25,24 @@ func IsCritical(pod *corev1.Pod) bool {
 
 // NeedsEviction reports whether a draining node must evict pod before its
 // instance is terminated. Finished pods hold nothing, static pods die with
-// the node, and pods already terminating are on their way out.
+// the node, and pods already terminating are on their way out. A pod that
+// tolerates the disrupted taint is left too: its controller would put it
+// straight back on the draining node (a DaemonSet pod tolerating every
+// taint, kube-proxy's shape, is the common case) and the drain would never
+// end; it goes with the instance.
 func NeedsEviction(pod *corev1.Pod) bool {
-	return !IsTerminal(pod) && !IsOwnedByNode(pod) && pod.DeletionTimestamp == nil
+	return !IsTerminal(pod) && !IsOwnedByNode(pod) && pod.DeletionTimestamp == nil && !ToleratesDisruption(pod)
+}
+
+// ToleratesDisruption reports whether pod tolerates the taint a draining
+// node carries.
+func ToleratesDisruption(pod *corev1.Pod) bool {
+	for i := range pod.Spec.Tolerations {
+		if pod.Spec.Tolerations[i].ToleratesTaint(logr.Discard(), &nsv1.DisruptedTaint, false) {
+			return true
+		}
+	}
+	return false
 }
 
 // DrainOrder groups the pods to evict into the tiers a drain works through,

@@ -46,6 +46,17 @@ func TestDrainOrder(t *testing.T) {
 			pod(named("ds"), ownedBy("DaemonSet", true)),
 			pod(named("cluster-crit"), func(p *corev1.Pod) { p.Spec.PriorityClassName = SystemClusterCritical }),
 		}, want: [][]string{{"ds"}, {"cluster-crit"}}},
+		{name: "pods that tolerate the disrupted taint stay: their controller would put them back", pods: []*corev1.Pod{
+			pod(named("kube-proxy"), ownedBy("DaemonSet", true), func(p *corev1.Pod) {
+				p.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+			}),
+			pod(named("tolerant"), func(p *corev1.Pod) {
+				p.Spec.Tolerations = []corev1.Toleration{{Key: nsv1.DisruptedTaint.Key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+			}),
+			pod(named("logging"), ownedBy("DaemonSet", true), func(p *corev1.Pod) {
+				p.Spec.Tolerations = []corev1.Toleration{{Key: "other", Operator: corev1.TolerationOpExists}}
+			}),
+		}, want: [][]string{{"logging"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,39 +36,38 @@ func (s *Sim) scripted(e scenario.Event) {
 		n := s.forPools(pc.InstanceType, pc.Zone, pc.CapacityType, func(p fakeaws.Pool) {
 			s.world.SetPrice(p.InstanceType, p.Zone, p.CapacityType, pc.Price)
 		})
-		for _, nd := range s.nodes {
-			if nd.system() || nd.gone || nd.deleting || !matchType(pc.InstanceType, nd.it.Name) ||
-				(pc.Zone != "" && pc.Zone != nd.zone) || (pc.CapacityType != "" && pc.CapacityType != nd.capType) {
-				continue
-			}
-			s.accrue(nd)
-			nd.price = pc.Price
-		}
-		if err := s.refreshPrices(s.ctx); err != nil {
+		s.bill.repriced(func(b *bill) bool {
+			l := b.launch
+			return matchType(pc.InstanceType, l.InstanceType) && (pc.Zone == "" || pc.Zone == l.Zone) &&
+				(pc.CapacityType == "" || pc.CapacityType == l.CapacityType)
+		}, pc.Price)
+		if err := s.provider.Refresh(s.ctx); err != nil {
 			s.fail(fmt.Errorf("refreshing prices: %w", err))
 		}
 		s.note("price of %d pools (%s) set to $%.4f/h", n, describeMatch(pc.InstanceType, pc.Zone, pc.CapacityType), pc.Price)
 	}
 }
 
-// interrupt sends the spot interruption notice to the oldest matching spot instances.
+// interrupt sends the spot interruption notice to the oldest matching
+// running spot instances.
 func (s *Sim) interrupt(si scenario.SpotInterruption) {
-	var victims []*node
-	for _, n := range s.nodes {
-		if n.system() || n.gone || n.deleting || n.capType != nsv1.CapacityTypeSpot ||
-			!matchType(si.InstanceType, n.it.Name) || (si.Zone != "" && si.Zone != n.zone) {
+	var victims []*bill
+	for _, b := range s.bill.order {
+		l := b.launch
+		if b.stopped || l.CapacityType != nsv1.CapacityTypeSpot || !matchType(si.InstanceType, l.InstanceType) ||
+			(si.Zone != "" && si.Zone != l.Zone) {
 			continue
 		}
-		victims = append(victims, n)
+		victims = append(victims, b)
 	}
-	slices.SortStableFunc(victims, func(a, b *node) int { return int(a.launchedAt - b.launchedAt) })
+	slices.SortStableFunc(victims, func(a, b *bill) int { return int(a.launch.LaunchedAt - b.launch.LaunchedAt) })
 	if len(victims) == 0 {
 		s.note("spot interruption requested but no matching spot instance is running")
 		return
 	}
-	for _, n := range victims[:min(si.Count, len(victims))] {
-		if err := s.world.Interrupt(n.instanceID); err != nil {
-			s.fail(fmt.Errorf("interrupting %s: %w", n.instanceID, err))
+	for _, b := range victims[:min(max(si.Count, 1), len(victims))] {
+		if err := s.world.Interrupt(b.id); err != nil {
+			s.fail(fmt.Errorf("interrupting %s: %w", b.id, err))
 			return
 		}
 	}

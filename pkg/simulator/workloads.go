@@ -5,16 +5,23 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/go-logr/logr"
+	schedcorev1 "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/nodesmith/nodesmith/pkg/simulator/keda"
 	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
 )
 
-// replicaSet plays the ReplicaSet controller: it keeps `desired` pods alive,
-// replaces lost ones and, when scaled down, deletes the least established
-// pods first (pending, then starting, then running; newest first within
-// each), as the ReplicaSet controller ranks them.
+// replicaSet plays the ReplicaSet controller: it keeps `desired` pods that
+// are not being deleted, replaces lost ones once they are deleted and, when
+// scaled down, deletes the least established pods first (unbound, then
+// starting, then on a dead node, then running; newest first within each),
+// as the ReplicaSet controller ranks them.
 type replicaSet struct {
 	s       *Sim
 	name    string
@@ -43,6 +50,8 @@ func (r *replicaSet) reconcileSoon() {
 	r.s.schedule(r.s.now, prioNormal, r.reconcile)
 }
 
+var deleteRank = map[podState]int{podPending: 0, podStarting: 1, podLost: 2, podRunning: 3}
+
 func (r *replicaSet) reconcile() {
 	r.queued = false
 	live := r.pods[:0]
@@ -55,25 +64,27 @@ func (r *replicaSet) reconcile() {
 	r.pods = live
 	var active []*pod
 	for _, p := range r.pods {
-		if p.state != podTerminating {
+		if !p.deleting {
 			active = append(active, p)
 		}
 	}
 	for n := len(active); n < int(r.desired); n++ {
 		r.serial++
-		p := r.s.newPod(fmt.Sprintf("%s-%05d", r.name, r.serial), r.tmpl, r, "ReplicaSet")
+		p := r.s.createPod(fmt.Sprintf("%s-%05d", r.name, r.serial), r.tmpl, r, "ReplicaSet", r.name, "")
+		if p == nil {
+			return
+		}
 		r.pods = append(r.pods, p)
-		r.s.addPod(p)
 	}
 	if extra := len(active) - int(r.desired); extra > 0 {
 		slices.SortStableFunc(active, func(a, b *pod) int {
-			if a.state != b.state {
-				return int(a.state) - int(b.state)
+			if ra, rb := deleteRank[a.state], deleteRank[b.state]; ra != rb {
+				return ra - rb
 			}
 			return b.seq - a.seq
 		})
 		for _, p := range active[:extra] {
-			r.s.terminate(p)
+			r.s.deletePod(p)
 		}
 	}
 }
@@ -84,6 +95,20 @@ func (r *replicaSet) podRunning(p *pod) {
 	}
 }
 
+func (r *replicaSet) podStopping(p *pod) {
+	if r.worker != nil {
+		r.worker.stopping(p)
+		return
+	}
+	r.s.kubelets.exited(p)
+}
+
+func (r *replicaSet) podLost(p *pod) {
+	if r.worker != nil {
+		r.worker.lost(p)
+	}
+}
+
 func (r *replicaSet) podGone(p *pod) {
 	if r.worker != nil {
 		r.worker.lost(p)
@@ -91,10 +116,19 @@ func (r *replicaSet) podGone(p *pod) {
 	r.reconcileSoon()
 }
 
+// deletePod deletes a pod through the API, as its controller would.
+func (s *Sim) deletePod(p *pod) {
+	obj := &corev1.Pod{}
+	obj.Namespace, obj.Name = p.key.Namespace, p.key.Name
+	if err := s.kube.Delete(s.ctx, obj); client.IgnoreNotFound(err) != nil {
+		s.fail(fmt.Errorf("deleting pod %s: %w", p.key, err))
+	}
+}
+
 // startDeployment follows the scenario's replica schedule.
 func (s *Sim) startDeployment(d scenario.Deployment) {
 	rs := &replicaSet{s: s, name: d.Name, tmpl: &d.Template}
-	s.replicaSets = append(s.replicaSets, rs)
+	s.rsets = append(s.rsets, rs)
 	for _, step := range d.Replicas {
 		n := step.Replicas
 		s.schedule(step.At.Duration, prioNormal, func() { rs.scale(n) })
@@ -103,7 +137,8 @@ func (s *Sim) startDeployment(d scenario.Deployment) {
 
 // queueWorker is a Deployment scaled by the KEDA model whose running pods
 // consume a queue: receive, process, delete, repeat; a pod that finds the
-// queue empty waits in its long poll until a message becomes visible.
+// queue empty waits in its long poll until a message becomes visible. On
+// SIGTERM a worker stops receiving, finishes the messages in hand and exits.
 type queueWorker struct {
 	s          *Sim
 	rs         *replicaSet
@@ -117,7 +152,7 @@ type queueWorker struct {
 func (s *Sim) startQueueWorker(w scenario.QueueWorker) {
 	qw := &queueWorker{s: s, cfg: w.KEDA(), queue: s.queues[w.Queue], processing: w.ProcessingTime.Duration, concurrent: w.Concurrency}
 	qw.rs = &replicaSet{s: s, name: w.Name, tmpl: &w.Template, worker: qw}
-	s.replicaSets = append(s.replicaSets, qw.rs)
+	s.rsets = append(s.rsets, qw.rs)
 	qw.state.Replicas = qw.cfg.MinReplicas
 	qw.rs.scale(qw.cfg.MinReplicas)
 	s.schedule(0, prioLate, qw.poll)
@@ -140,7 +175,7 @@ func (w *queueWorker) work(p *pod) {
 	for p.state == podRunning && p.busy < w.concurrent {
 		receipt, ok, err := w.queue.receive()
 		if err != nil {
-			w.s.fail(fmt.Errorf("worker %s receiving: %w", p.obj.Name, err))
+			w.s.fail(fmt.Errorf("worker %s receiving: %w", p.key.Name, err))
 			return
 		}
 		if !ok {
@@ -155,31 +190,42 @@ func (w *queueWorker) work(p *pod) {
 }
 
 func (w *queueWorker) done(p *pod, receipt string, receivedAt time.Duration) {
-	if p.state == podGone {
-		return // the message comes back when its visibility timeout ends
+	if p.state != podRunning && p.state != podTerminating {
+		return // the process died: the message comes back when its visibility timeout ends
 	}
 	if err := w.queue.delete(receipt); err != nil {
-		w.s.fail(fmt.Errorf("worker %s deleting a message: %w", p.obj.Name, err))
+		w.s.fail(fmt.Errorf("worker %s deleting a message: %w", p.key.Name, err))
 		return
 	}
 	p.busy--
 	if i := slices.Index(p.held, receivedAt); i >= 0 {
 		p.held = slices.Delete(p.held, i, i+1)
 	}
-	if p.state == podTerminating && p.busy == 0 {
-		w.s.removePod(p)
+	if p.state == podTerminating {
+		if p.busy == 0 {
+			w.s.kubelets.exited(p)
+		}
 		return
 	}
 	w.work(p)
 }
 
-// lost handles a pod that went away holding messages: they become visible
+// stopping is SIGTERM: no new message; exit once the messages in hand are done.
+func (w *queueWorker) stopping(p *pod) {
+	w.queue.forget(p)
+	if p.busy == 0 {
+		w.s.kubelets.exited(p)
+	}
+}
+
+// lost handles a worker that died holding messages: they become visible
 // again when their visibility timeout ends, and waiting workers are woken then.
 func (w *queueWorker) lost(p *pod) {
 	for _, at := range p.held {
 		w.s.schedule(at+w.queue.visibility, prioNormal, w.queue.wake)
 	}
 	p.held = nil
+	p.busy = 0
 	w.queue.forget(p)
 }
 
@@ -202,7 +248,9 @@ func (j *job) fill() {
 		j.created++
 		j.active++
 		j.serial++
-		j.s.addPod(j.s.newPod(fmt.Sprintf("%s-%05d", j.spec.Name, j.serial), &j.spec.Template, j, "Job"))
+		if p := j.s.createPod(fmt.Sprintf("%s-%05d", j.spec.Name, j.serial), &j.spec.Template, j, "Job", j.spec.Name, ""); p == nil {
+			return
+		}
 	}
 }
 
@@ -219,16 +267,93 @@ func (j *job) podRunning(p *pod) {
 		if p.state != podRunning {
 			return
 		}
-		p.obj.Status.Phase = corev1.PodSucceeded
+		obj := j.s.getPod(p)
+		if obj == nil {
+			return
+		}
+		obj.Status.Phase = corev1.PodSucceeded
+		if err := j.s.kube.Status().Update(j.s.ctx, obj); err != nil {
+			j.s.fail(fmt.Errorf("completing pod %s: %w", p.key, err))
+			return
+		}
 		j.done++
-		j.s.removePod(p)
+		p.succeeded = true
+		// Finished pods are removed at once (ttlSecondsAfterFinished: 0).
+		j.s.setState(p, podTerminating)
+		j.s.kubelets.exited(p)
 	})
 }
 
+func (j *job) podStopping(p *pod) { j.s.kubelets.exited(p) }
+func (j *job) podLost(*pod)       {}
+
 func (j *job) podGone(p *pod) {
 	j.active--
-	if p.obj.Status.Phase != corev1.PodSucceeded {
+	if !p.succeeded {
 		j.created-- // lost before it finished: the Job controller makes another
 	}
 	j.fill()
+}
+
+// daemonSet plays the DaemonSet controller: one pod, bound directly, on
+// every node whose taints its pods tolerate (with the tolerations the
+// controller adds to every daemon pod) and whose labels its affinity
+// matches.
+type daemonSet struct {
+	s        *Sim
+	ds       *appsv1.DaemonSet
+	probe    *corev1.Pod
+	affinity nodeaffinity.RequiredNodeAffinity
+	on       map[string]bool
+}
+
+// daemonTolerations are added to every DaemonSet pod by its controller.
+var daemonTolerations = []corev1.Toleration{
+	{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+	{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+	{Key: corev1.TaintNodeDiskPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodePIDPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+}
+
+func newDaemonSet(s *Sim, ds *appsv1.DaemonSet) *daemonSet {
+	probe := &corev1.Pod{ObjectMeta: *ds.Spec.Template.ObjectMeta.DeepCopy(), Spec: *ds.Spec.Template.Spec.DeepCopy()}
+	probe.Spec.Tolerations = append(probe.Spec.Tolerations, daemonTolerations...)
+	return &daemonSet{s: s, ds: ds, probe: probe, affinity: nodeaffinity.GetRequiredNodeAffinity(probe), on: map[string]bool{}}
+}
+
+// nodeChanged creates the daemon pod on a node that now takes it.
+func (d *daemonSet) nodeChanged(n *corev1.Node) {
+	if d.on[n.Name] || !d.fits(n) {
+		return
+	}
+	d.on[n.Name] = true
+	name := n.Name
+	d.s.schedule(d.s.now, prioNormal, func() {
+		tmpl := &corev1.PodTemplateSpec{ObjectMeta: d.probe.ObjectMeta, Spec: d.probe.Spec}
+		d.s.createPod(fmt.Sprintf("%s-%s", d.ds.Name, name), tmpl, d, "DaemonSet", d.ds.Name, name)
+	})
+}
+
+func (d *daemonSet) fits(n *corev1.Node) bool {
+	if _, untolerated := schedcorev1.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, d.probe.Spec.Tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, false); untolerated {
+		return false
+	}
+	ok, err := d.affinity.Match(n)
+	return ok && err == nil
+}
+
+func (d *daemonSet) podRunning(*pod)    {}
+func (d *daemonSet) podStopping(p *pod) { d.s.kubelets.exited(p) }
+func (d *daemonSet) podLost(*pod)       {}
+
+// podGone: a daemon pod deleted from a node that still takes it is made again.
+func (d *daemonSet) podGone(p *pod) {
+	delete(d.on, p.node)
+	if n := d.s.nodeOf(p.node); n != nil && n.DeletionTimestamp == nil {
+		d.nodeChanged(n)
+	}
 }

@@ -11,21 +11,41 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	appsv1 "k8s.io/api/apps/v1"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/controllers"
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
+	"github.com/nodesmith/nodesmith/pkg/simulator/apiserver"
+	"github.com/nodesmith/nodesmith/pkg/simulator/driver"
+	"github.com/nodesmith/nodesmith/pkg/simulator/output"
 )
 
 // setup builds the simulated AWS from the catalog and the scenario, serves
 // it on a loopback port, connects the AWS provider to it through the SDK,
-// and schedules the scenario's workloads and events.
+// builds the API server and Nodesmith's controllers on it, and schedules
+// the scenario's workloads and events.
 func (s *Sim) setup() error {
+	if err := s.setupAWS(); err != nil {
+		return err
+	}
+	if err := s.setupKube(); err != nil {
+		return err
+	}
+	return s.populate()
+}
+
+func (s *Sim) setupAWS() error {
 	w := s.sc.World
 	specs, err := catalog.Specs()
 	if err != nil {
@@ -75,38 +95,18 @@ func (s *Sim) setup() error {
 		BaseEndpoint: aws.String(endpoint),
 		Retryer:      awsprovider.NewRetryer(3, 10*time.Millisecond),
 	}
-	for i := range s.sc.NodeClasses {
-		nc := &s.sc.NodeClasses[i]
-		s.nodeClasses[nc.Name] = nc
-	}
-	for i := range s.sc.NodePools {
-		s.pools = append(s.pools, &s.sc.NodePools[i])
-	}
-	for i := range s.sc.DaemonSets {
-		ds := &s.sc.DaemonSets[i]
-		s.daemonSets = append(s.daemonSets, ds)
-		// A probe pod answers "would this DaemonSet run there" without
-		// building a pod per node.
-		probe := &corev1.Pod{ObjectMeta: *ds.Spec.Template.ObjectMeta.DeepCopy(), Spec: *ds.Spec.Template.Spec.DeepCopy()}
-		s.dsProbes = append(s.dsProbes, &pod{obj: probe, affinity: nodeaffinity.GetRequiredNodeAffinity(probe)})
-	}
-	// The ICE cache with its default TTL, on the virtual clock.
-	s.unavailable = catalog.NewUnavailableOfferings(s.clock, 0)
 	provider, err := awsprovider.New(awsprovider.Config{
-		Unavailable: s.unavailable,
-		EC2:         ec2.NewFromConfig(cfg),
-		SSM:         ssm.NewFromConfig(cfg),
-		Cluster:     awsprovider.Cluster{Name: w.ClusterName, Endpoint: "https://" + w.ClusterName + ".simulated", CABundle: "c2ltdWxhdGVk"},
-		Clock:       s.clock,
-		NodeClasses: func(_ context.Context, name string) (*awsv1.EC2NodeClass, error) {
-			nc, ok := s.nodeClasses[name]
-			if !ok {
-				return nil, fmt.Errorf("EC2NodeClass %s not found", name)
+		EC2:     ec2.NewFromConfig(cfg),
+		SSM:     ssm.NewFromConfig(cfg),
+		Cluster: awsprovider.Cluster{Name: w.ClusterName, Endpoint: "https://" + w.ClusterName + ".simulated", CABundle: "c2ltdWxhdGVk"},
+		Clock:   s.clock,
+		NodeClasses: func(ctx context.Context, name string) (*awsv1.EC2NodeClass, error) {
+			nc := &awsv1.EC2NodeClass{}
+			if err := s.kube.Get(ctx, types.NamespacedName{Name: name}, nc); err != nil {
+				return nil, err
 			}
 			return nc, nil
 		},
-		// Batching waits on the clock, which only moves between events: each
-		// claim is its own CreateFleet call.
 		Options: awsprovider.Options{Region: w.Region, Specs: specs, OnEvent: s.providerEvent},
 	})
 	if err != nil {
@@ -115,8 +115,7 @@ func (s *Sim) setup() error {
 	if err := provider.Refresh(s.ctx); err != nil {
 		return fmt.Errorf("reading spot prices from the simulated AWS: %w", err)
 	}
-	s.cloud = provider
-	s.refreshPrices = provider.Refresh
+	s.provider = provider
 
 	sqsClient := sqs.NewFromConfig(cfg)
 	for _, q := range s.sc.Queues {
@@ -127,19 +126,113 @@ func (s *Sim) setup() error {
 		}
 		sq := &simQueue{s: s, name: q.Name, url: aws.ToString(out.QueueUrl), visibility: q.VisibilityTimeout.Duration, client: sqsClient}
 		s.queues[q.Name] = sq
-		s.queueOrder = append(s.queueOrder, sq)
+		s.qorder = append(s.qorder, sq)
 	}
 	for _, qw := range s.sc.QueueWorkers {
 		s.queues[qw.Queue].waitTime = int32(qw.WaitTime.Seconds())
 	}
-	return s.populate()
+	return nil
 }
 
-// populate adds the system nodes, the workloads, the scripted events, the
-// disruption loop and the first sample.
+// Scheme holds the kinds the simulated API server stores.
+func Scheme() (*runtime.Scheme, error) {
+	sch := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme} {
+		if err := add(sch); err != nil {
+			return nil, err
+		}
+	}
+	return sch, nil
+}
+
+// setupKube builds the API server, Nodesmith's controllers on it (the same
+// set cmd/controller registers with its manager, with its defaults) and the
+// parts of the cluster the simulator plays.
+func (s *Sim) setupKube() error {
+	sch, err := Scheme()
+	if err != nil {
+		return err
+	}
+	s.api = apiserver.New(sch, s.clock, s.seed)
+	s.kube = s.api.Client()
+	if err := state.IndexFields(s.ctx, s.api); err != nil {
+		return err
+	}
+	s.api.SetEviction(s.evictionAllowed)
+	s.recorder = newRecorder(s)
+	s.bill = newBilling(s)
+	s.sched = newSchedulerLoop(s)
+	s.kubelets = newKubelets(s)
+	s.api.Watch(s.onChange)
+
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		return err
+	}
+	claims := 0
+	set, err := controllers.New(controllers.Config{
+		Kube: s.kube, Cloud: s.provider, NodeClasses: s.provider, Clock: s.clock, Events: s.recorder,
+		Metrics: m,
+		Options: controllers.Options{
+			FeatureGates: controllers.DefaultFeatureGates(),
+			// One at a time, in order: the same writes as the controller's
+			// parallel ones, in a repeatable order.
+			LaunchWorkers: 1,
+			NewClaimName: func(pool string) string {
+				claims++
+				return fmt.Sprintf("%s-%05d", pool, claims)
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	s.controllers = set
+	s.driver, err = driver.New(s.ctx, s.clock, s.api, set.Controllers, set.Singletons)
+	if err != nil {
+		return err
+	}
+	s.driver.OnError = func(name string, req reconcile.Request, err error) {
+		key := name + "/" + req.String()
+		s.noteOnce("error:"+name+":"+err.Error(), "%s %s: %v", name, key, truncate(err.Error(), 240))
+	}
+	for i := range s.sc.NodeClasses {
+		if err := s.kube.Create(s.ctx, s.sc.NodeClasses[i].DeepCopy()); err != nil {
+			return fmt.Errorf("creating EC2NodeClass %s: %w", s.sc.NodeClasses[i].Name, err)
+		}
+	}
+	for i := range s.sc.NodePools {
+		if err := s.kube.Create(s.ctx, s.sc.NodePools[i].DeepCopy()); err != nil {
+			return fmt.Errorf("creating NodePool %s: %w", s.sc.NodePools[i].Name, err)
+		}
+	}
+	for i := range s.sc.DaemonSets {
+		ds := s.sc.DaemonSets[i].DeepCopy()
+		if ds.Namespace == "" {
+			ds.Namespace = "kube-system"
+		}
+		if err := s.kube.Create(s.ctx, ds); err != nil {
+			return fmt.Errorf("creating DaemonSet %s: %w", ds.Name, err)
+		}
+		s.dsets = append(s.dsets, newDaemonSet(s, ds))
+	}
+	for i := range s.sc.PodDisruptionBudgets {
+		pdb := s.sc.PodDisruptionBudgets[i].DeepCopy()
+		if pdb.Namespace == "" {
+			pdb.Namespace = "default"
+		}
+		if err := s.kube.Create(s.ctx, pdb); err != nil {
+			return fmt.Errorf("creating PodDisruptionBudget %s: %w", pdb.Name, err)
+		}
+	}
+	return nil
+}
+
+// populate adds the system nodes, the workloads, the scripted events and
+// the first sample.
 func (s *Sim) populate() error {
 	for _, sn := range s.sc.SystemNodes {
-		if err := s.addSystemNode(sn); err != nil {
+		if err := s.kubelets.addSystemNode(sn); err != nil {
 			return err
 		}
 	}
@@ -214,51 +307,48 @@ func matchType(pattern, name string) bool {
 	return pattern == name
 }
 
-// daemonSetsFor are the DaemonSets whose pods would run on a node with these
-// taints and labels.
-func (s *Sim) daemonSetsFor(n *node) []*appsv1.DaemonSet {
-	var out []*appsv1.DaemonSet
-	for i, ds := range s.daemonSets {
-		p := s.dsProbes[i]
-		if tolerates(p.obj.Spec.Tolerations, n.obj.Spec.Taints) {
-			if ok, err := p.affinity.Match(n.obj); ok && err == nil {
-				out = append(out, ds)
-			}
-		}
-	}
-	return out
-}
-
-// providerEvent collects the decisions the provider reports (capacity and
-// on-demand fallbacks) so they appear in the report, as the controller
-// would record them as Events on the claim.
+// providerEvent turns the provider's decisions (capacity and on-demand
+// fallbacks) into Events on the claim, as the controller records them.
 func (s *Sim) providerEvent(claim *nsv1.NodeClaim, reason, message string) {
-	s.worldMu.Lock()
-	s.providerEvents = append(s.providerEvents, providerEvent{claim: claim.Name, reason: reason, message: message})
-	s.worldMu.Unlock()
+	s.recorder.Eventf(claim, nil, corev1.EventTypeWarning, reason, "Launch", "%s", message)
 }
 
-type providerEvent struct{ claim, reason, message string }
-
-// drainProviderEvents turns one batch's provider events into notes, one per
-// reason with a count and the first message.
-func (s *Sim) drainProviderEvents() {
-	s.worldMu.Lock()
-	evs := s.providerEvents
-	s.providerEvents = nil
-	s.worldMu.Unlock()
-	counts := map[string]int{}
-	first := map[string]providerEvent{}
-	var order []string
-	for _, e := range evs {
-		if counts[e.reason] == 0 {
-			order = append(order, e.reason)
-			first[e.reason] = e
+// drainWorldEvents hands the instance events the simulated AWS published
+// to the kubelets and the billing.
+func (s *Sim) drainWorldEvents() {
+	for {
+		s.worldMu.Lock()
+		evs := s.worldEvents
+		s.worldEvents = nil
+		s.worldMu.Unlock()
+		if len(evs) == 0 {
+			return
 		}
-		counts[e.reason]++
+		for _, e := range evs {
+			s.worldEvent(e)
+		}
 	}
-	for _, r := range order {
-		e := first[r]
-		s.note("%s ×%d; the first, %s: %s", r, counts[r], e.claim, truncate(e.message, 240))
+}
+
+func (s *Sim) worldEvent(e fakeaws.Event) {
+	in := e.Instance
+	switch e.Kind {
+	case fakeaws.EventLaunched:
+		s.bill.launched(in)
+		// The world boots the instance BootDelay from now: wake up then.
+		s.schedule(s.now+s.sc.World.BootDelay.Duration, prioNormal, func() {})
+	case fakeaws.EventRunning:
+		s.kubelets.instanceRunning(in)
+	case fakeaws.EventInterrupted:
+		s.note("spot interruption notice for %s (%s in %s); the instance goes away at t=%s", strings.ToLower(in.ID), in.Type, in.Zone,
+			output.FormatDuration(in.InterruptAt.Sub(Epoch)))
+		s.schedule(in.InterruptAt.Sub(Epoch), prioNormal, func() {})
+	case fakeaws.EventTerminating:
+		s.bill.stopping(in)
+		s.kubelets.instanceStopped(in)
+		s.schedule(s.now+s.sc.World.ShutdownDelay.Duration, prioNormal, func() {})
+	case fakeaws.EventTerminated:
+		s.bill.terminated(in)
+		s.kubelets.instanceTerminated(in)
 	}
 }

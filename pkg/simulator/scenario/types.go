@@ -3,6 +3,7 @@ package scenario
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
@@ -29,6 +30,10 @@ type Scenario struct {
 	// managed node group running the system pods and the controller).
 	SystemNodes []SystemNode       `json:"systemNodes,omitempty"`
 	DaemonSets  []appsv1.DaemonSet `json:"daemonSets,omitempty"`
+	// PodDisruptionBudgets limit how many matching pods an eviction may take
+	// down at once (namespace default when unset), as the API server's
+	// eviction subresource enforces them.
+	PodDisruptionBudgets []policyv1.PodDisruptionBudget `json:"podDisruptionBudgets,omitempty"`
 
 	Queues       []Queue       `json:"queues,omitempty"`
 	Deployments  []Deployment  `json:"deployments,omitempty"`

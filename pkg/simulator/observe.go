@@ -1,0 +1,101 @@
+package simulator
+
+import (
+	"time"
+
+	"github.com/nodesmith/nodesmith/pkg/simulator/output"
+)
+
+// observe records the milestones reached at the end of an instant.
+func (s *Sim) observe() {
+	desired := s.desired()
+	if !s.allPodsRunning.Reached && desired > 0 && s.podCount[podRunning] >= desired &&
+		s.podCount[podPending]+s.podCount[podStarting]+s.podCount[podLost] == 0 {
+		s.allPodsRunning = reached(s.now)
+	}
+	if !s.queueEmpty.Reached && len(s.qorder) > 0 {
+		sent, empty := false, true
+		for _, q := range s.qorder {
+			sent = sent || q.everSent
+			if v, f := s.world.QueueDepth(q.name); v+f > 0 {
+				empty = false
+			}
+		}
+		if sent && empty {
+			s.queueEmpty = reached(s.now)
+		}
+	}
+	if len(s.bill.order) > 0 {
+		switch {
+		case s.bill.alive():
+			s.backToBase = output.Milestone{}
+		case !s.backToBase.Reached:
+			s.backToBase = reached(s.now)
+		}
+	}
+}
+
+// desired is how many workload pods the workload controllers want now.
+func (s *Sim) desired() int {
+	n := 0
+	for _, rs := range s.rsets {
+		n += int(rs.desired)
+	}
+	for _, j := range s.jobs {
+		n += int(j.wanted())
+	}
+	return n
+}
+
+// sample records one timeline row and schedules the next. Running pods
+// include those finishing their work after a deletion; pending pods are
+// all that should run and do not: unbound, starting, or on a dead node.
+func (s *Sim) sample() {
+	spot, od, perHour := s.bill.live()
+	smp := output.Sample{
+		T:               s.now,
+		DesiredReplicas: s.desired(),
+		RunningPods:     s.podCount[podRunning] + s.podCount[podTerminating],
+		PendingPods:     s.podCount[podPending] + s.podCount[podStarting] + s.podCount[podLost],
+		NodesSpot:       spot,
+		NodesOnDemand:   od,
+		CostPerHour:     perHour,
+	}
+	for _, q := range s.qorder {
+		v, f := s.world.QueueDepth(q.name)
+		smp.QueueVisible += int64(v)
+		smp.QueueInFlight += int64(f)
+	}
+	s.samples = append(s.samples, smp)
+	if s.opts.Progress != nil && (s.now-s.lastProgress >= time.Minute || s.now == 0) {
+		s.lastProgress = s.now
+		s.opts.Progress(smp)
+	}
+	if next := s.now + s.sc.SampleInterval.Duration; next <= s.sc.Duration.Duration {
+		s.schedule(next, prioSample, s.sample)
+	}
+}
+
+func (s *Sim) result() *output.Result {
+	launches, cost, onDemand, system := s.bill.launches()
+	r := &output.Result{
+		Scenario:        s.sc.Name,
+		Description:     s.sc.Description,
+		Seed:            s.seed,
+		Duration:        s.sc.Duration.Duration,
+		Samples:         s.samples,
+		Launches:        launches,
+		LaunchFailures:  s.failures,
+		PodsCreated:     s.podsCreated,
+		FirstPodRunning: s.firstPodRunning,
+		AllPodsRunning:  s.allPodsRunning,
+		QueueEmpty:      s.queueEmpty,
+		BackToBase:      s.backToBase,
+		Cost:            cost,
+		OnDemandCost:    onDemand,
+		SystemCost:      system,
+		Notes:           s.notes,
+	}
+	r.QueueEmpty.NotApplicable = len(s.qorder) == 0
+	return r
+}
