@@ -11,9 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 	schedcorev1 "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/clock"
 )
 
@@ -123,7 +123,7 @@ func (s *Scheduler) Schedule(p *corev1.Pod) (string, error) {
 }
 
 type Queue struct {
-	active []*corev1.Pod
+	active  []*corev1.Pod
 	unsched map[types.UID]*corev1.Pod
 	order   []types.UID
 }
