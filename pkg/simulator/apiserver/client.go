@@ -267,7 +267,7 @@ func (c *storeClient) update(obj client.Object, status bool) error {
 			return apierrors.NewNotFound(schema.GroupResource{Group: k.gvk.Group, Resource: k.gvk.Kind + "/status"}, key.Name)
 		}
 		next = cur.DeepCopyObject().(client.Object)
-		statusOf(next).Set(reflect.ValueOf(obj.DeepCopyObject()).Elem().FieldByName("Status"))
+		statusOf(next).Set(statusCopy(obj))
 	} else {
 		next = obj.DeepCopyObject().(client.Object)
 		next.SetUID(cur.GetUID())
@@ -276,13 +276,14 @@ func (c *storeClient) update(obj client.Object, status bool) error {
 		next.SetDeletionGracePeriodSeconds(cur.GetDeletionGracePeriodSeconds())
 		next.SetGeneration(cur.GetGeneration())
 		if k.status {
-			statusOf(next).Set(statusOf(cur.DeepCopyObject()))
+			statusOf(next).Set(statusCopy(cur))
 		}
 		if specChanged(cur, next) {
 			next.SetGeneration(cur.GetGeneration() + 1)
 		}
 	}
-	if equalObjects(cur, next) {
+	next.SetResourceVersion(cur.GetResourceVersion())
+	if reflect.DeepEqual(cur, next) {
 		copyInto(obj, cur) // a no-op write commits nothing, as the API server does
 		return nil
 	}
@@ -295,14 +296,6 @@ func (c *storeClient) update(obj client.Object, status bool) error {
 	s.commit(k, cur, next)
 	copyInto(obj, next)
 	return nil
-}
-
-// equalObjects compares two stored objects ignoring the resource version.
-func equalObjects(a, b client.Object) bool {
-	a2, b2 := a.DeepCopyObject().(client.Object), b.DeepCopyObject().(client.Object)
-	a2.SetResourceVersion("")
-	b2.SetResourceVersion("")
-	return reflect.DeepEqual(a2, b2)
 }
 
 // awaitingKubelet: a bound pod being deleted gracefully stays until its

@@ -246,6 +246,16 @@ func statusOf(o runtime.Object) reflect.Value {
 	return reflect.ValueOf(o).Elem().FieldByName("Status")
 }
 
+// statusCopy is a deep copy of o's Status field (through the status
+// type's generated DeepCopy), without copying the rest of the object.
+func statusCopy(o runtime.Object) reflect.Value {
+	st := statusOf(o)
+	if m := st.Addr().MethodByName("DeepCopy"); m.IsValid() {
+		return m.Call(nil)[0].Elem()
+	}
+	return statusOf(o.DeepCopyObject())
+}
+
 // specChanged reports whether anything but metadata and status differs:
 // what bumps metadata.generation.
 func specChanged(a, b runtime.Object) bool {
