@@ -162,7 +162,8 @@ func (b *billing) claimChanged(ch apiserver.Change) {
 		}
 	}
 	if ch.Old != nil && ch.Old.GetDeletionTimestamp() == nil && c.DeletionTimestamp != nil {
-		if r := b.s.recorder.lastReason(c.Name); r != "" {
+		b.reasons[c.Name] = "deleted" // by someone else than a controller of ours
+		if r := b.s.recorder.lastReason(c.Name); reasonText[r] != "" {
 			b.reasons[c.Name] = r
 		}
 	}

@@ -231,11 +231,8 @@ func (k *kubelets) deleting(p *pod, obj *corev1.Pod) {
 	if obj.Spec.NodeName == "" || k.dead[p.node] || p.state == podGone || p.state == podLost {
 		return
 	}
-	grace := time.Duration(0)
-	if g := obj.DeletionGracePeriodSeconds; g != nil {
-		grace = time.Duration(*g) * time.Second
-	}
-	p.killAt = obj.DeletionTimestamp.Sub(Epoch) + grace
+	// The deletion timestamp of a pod is when its grace period ends.
+	p.killAt = obj.DeletionTimestamp.Sub(Epoch)
 	if p.state != podTerminating {
 		wasRunning := p.state == podRunning
 		s.setState(p, podTerminating)

@@ -9,6 +9,9 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
 	"github.com/nodesmith/nodesmith/pkg/simulator/output"
 	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // scripted runs one of the scenario's events.
@@ -31,6 +34,8 @@ func (s *Sim) scripted(e scenario.Event) {
 		})
 		s.note("ICE injected into %d pools (%s) until t=%s", n, describeMatch(e.ICE.InstanceType, e.ICE.Zone, e.ICE.CapacityType),
 			output.FormatDuration(until.Sub(Epoch)))
+	case e.DeleteNodes != nil:
+		s.deleteNodes(*e.DeleteNodes)
 	case e.PriceChange != nil:
 		pc := e.PriceChange
 		n := s.forPools(pc.InstanceType, pc.Zone, pc.CapacityType, func(p fakeaws.Pool) {
@@ -70,6 +75,37 @@ func (s *Sim) interrupt(si scenario.SpotInterruption) {
 			s.fail(fmt.Errorf("interrupting %s: %w", b.id, err))
 			return
 		}
+	}
+}
+
+// deleteNodes deletes the oldest nodes of a pool, as an operator would with
+// kubectl: the controllers take it from there.
+func (s *Sim) deleteNodes(d scenario.DeleteNodes) {
+	var claims nsv1.NodeClaimList
+	if err := s.kube.List(s.ctx, &claims, client.MatchingLabels{nsv1.LabelNodePool: d.Pool}); err != nil {
+		s.fail(err)
+		return
+	}
+	var nodes []*nsv1.NodeClaim
+	for i := range claims.Items {
+		if c := &claims.Items[i]; c.Status.NodeName != "" && c.DeletionTimestamp == nil {
+			nodes = append(nodes, c)
+		}
+	}
+	slices.SortStableFunc(nodes, func(a, b *nsv1.NodeClaim) int {
+		return a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time)
+	})
+	n := min(max(d.Count, 1), len(nodes))
+	for _, c := range nodes[:n] {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: c.Status.NodeName}}
+		if err := s.kube.Delete(s.ctx, node); client.IgnoreNotFound(err) != nil {
+			s.fail(fmt.Errorf("deleting node %s: %w", node.Name, err))
+			return
+		}
+		s.note("node %s (%s) deleted by the scenario, as kubectl delete node would", node.Name, c.Name)
+	}
+	if n == 0 {
+		s.note("deleteNodes: pool %s has no registered node", d.Pool)
 	}
 }
 

@@ -62,9 +62,9 @@ func (s *Sim) podChanged(ch apiserver.Change) {
 		} else if cur.Spec.NodeName != "" {
 			s.sched.boundChanged(cur)
 		}
-		if old.DeletionTimestamp == nil && cur.DeletionTimestamp != nil {
+		if cur.DeletionTimestamp != nil && (old.DeletionTimestamp == nil || !old.DeletionTimestamp.Equal(cur.DeletionTimestamp)) {
 			p.deleting = true
-			s.kubelets.deleting(p, cur)
+			s.kubelets.deleting(p, cur) // a new deletion, or a shorter grace period
 		}
 	}
 }

@@ -31,6 +31,8 @@ type replicaSet struct {
 	serial  int
 	queued  bool
 	worker  *queueWorker
+	// shutdown is how long a pod takes to exit after SIGTERM.
+	shutdown time.Duration
 }
 
 func (r *replicaSet) scale(n int32) {
@@ -100,7 +102,7 @@ func (r *replicaSet) podStopping(p *pod) {
 		r.worker.stopping(p)
 		return
 	}
-	r.s.kubelets.exited(p)
+	r.s.after(r.shutdown, func() { r.s.kubelets.exited(p) })
 }
 
 func (r *replicaSet) podLost(p *pod) {
@@ -127,7 +129,7 @@ func (s *Sim) deletePod(p *pod) {
 
 // startDeployment follows the scenario's replica schedule.
 func (s *Sim) startDeployment(d scenario.Deployment) {
-	rs := &replicaSet{s: s, name: d.Name, tmpl: &d.Template}
+	rs := &replicaSet{s: s, name: d.Name, tmpl: &d.Template, shutdown: d.ShutdownTime.Duration}
 	s.rsets = append(s.rsets, rs)
 	for _, step := range d.Replicas {
 		n := step.Replicas

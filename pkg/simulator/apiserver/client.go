@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -436,7 +438,15 @@ func (c *storeClient) delete(obj client.Object, do *client.DeleteOptions) error 
 		return nil // already being deleted
 	}
 	next := cur.DeepCopyObject().(client.Object)
-	if next.GetDeletionTimestamp() == nil {
+	switch {
+	case grace != nil:
+		// A graceful pod deletion's timestamp is when the grace period
+		// ends, as the API server sets it; a shorter grace moves it earlier.
+		ts := metav1.NewTime(s.now().Add(time.Duration(*grace) * time.Second))
+		if cur := next.GetDeletionTimestamp(); cur == nil || ts.Before(cur) {
+			next.SetDeletionTimestamp(&ts)
+		}
+	case next.GetDeletionTimestamp() == nil:
 		ts := s.now()
 		next.SetDeletionTimestamp(&ts)
 	}

@@ -218,21 +218,37 @@ func (s *Scenario) Validate() error {
 			add("job %s: duration must be positive and counts non-negative", j.Name)
 		}
 	}
+	pdbs := map[string]bool{}
+	for _, b := range s.PodDisruptionBudgets {
+		key := b.Namespace + "/" + b.Name
+		switch {
+		case b.Name == "" || pdbs[key]:
+			add("podDisruptionBudget names must be set and unique, got %q", b.Name)
+		case b.Spec.Selector == nil || (len(b.Spec.Selector.MatchLabels) == 0 && len(b.Spec.Selector.MatchExpressions) == 0):
+			add("podDisruptionBudget %s: a selector is required (an empty one selects nothing in policy/v1)", b.Name)
+		case (b.Spec.MinAvailable == nil) == (b.Spec.MaxUnavailable == nil):
+			add("podDisruptionBudget %s: exactly one of minAvailable and maxUnavailable must be set", b.Name)
+		}
+		pdbs[key] = true
+	}
 	for i, e := range s.Events {
 		n := 0
-		for _, set := range []bool{e.SendMessages != nil, e.SpotInterruption != nil, e.ICE != nil, e.PriceChange != nil} {
+		for _, set := range []bool{e.SendMessages != nil, e.SpotInterruption != nil, e.ICE != nil, e.PriceChange != nil, e.DeleteNodes != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			add("event %d (at %s): exactly one of sendMessages, spotInterruption, ice, priceChange must be set", i, e.At.Duration)
+			add("event %d (at %s): exactly one of sendMessages, spotInterruption, ice, priceChange, deleteNodes must be set", i, e.At.Duration)
 		}
 		if e.At.Duration < 0 || e.At.Duration > s.Duration.Duration {
 			add("event %d: at %s is outside the run", i, e.At.Duration)
 		}
 		if e.SendMessages != nil && !queues[e.SendMessages.Queue] {
 			add("event %d: queue %q is not declared", i, e.SendMessages.Queue)
+		}
+		if d := e.DeleteNodes; d != nil && (!names["pool/"+d.Pool] || d.Count < 0) {
+			add("event %d: deleteNodes needs one of the nodePools and a non-negative count, got pool %q count %d", i, d.Pool, d.Count)
 		}
 	}
 	return errors.Join(errs...)

@@ -100,6 +100,10 @@ type Deployment struct {
 	Template corev1.PodTemplateSpec `json:"template"`
 	// Replicas is a step function: each entry holds from At until the next.
 	Replicas []ReplicasAt `json:"replicas"`
+	// ShutdownTime is how long a pod takes to exit after SIGTERM (default
+	// 0: at once). The kubelet kills it when the pod's
+	// terminationGracePeriodSeconds run out first.
+	ShutdownTime metav1.Duration `json:"shutdownTime,omitempty"`
 }
 
 // ReplicasAt sets a replica count at a time.
@@ -153,6 +157,16 @@ type Event struct {
 	SpotInterruption *SpotInterruption `json:"spotInterruption,omitempty"`
 	ICE              *ICE              `json:"ice,omitempty"`
 	PriceChange      *PriceChange      `json:"priceChange,omitempty"`
+	DeleteNodes      *DeleteNodes      `json:"deleteNodes,omitempty"`
+}
+
+// DeleteNodes deletes Count (default 1) of a pool's nodes, the oldest
+// first, as `kubectl delete node` does: Nodesmith's finalizer turns the
+// deletion into a drain through the Eviction API (PDBs, grace periods)
+// before the instance is terminated.
+type DeleteNodes struct {
+	Pool  string `json:"pool"`
+	Count int    `json:"count,omitempty"`
 }
 
 // SendMessages puts Count messages on a queue.
