@@ -1,0 +1,122 @@
+package scheduler
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+)
+
+// The reasons kube-scheduler's filter plugins report, word for word; the
+// FitError message is built from them.
+const (
+	reasonUnschedulable     = "node(s) were unschedulable"
+	reasonNodeName          = "node(s) didn't match the requested node name"
+	reasonNodeAffinity      = "node(s) didn't match Pod's node affinity/selector"
+	reasonNodePorts         = "node(s) didn't have free ports for the requested pod ports"
+	reasonTooManyPods       = "Too many pods"
+	reasonSpreadLabel       = "node(s) didn't match pod topology spread constraints (missing required label)"
+	reasonSpread            = "node(s) didn't match pod topology spread constraints"
+	reasonAffinity          = "node(s) didn't match pod affinity rules"
+	reasonAntiAffinity      = "node(s) didn't match pod anti-affinity rules"
+	reasonExistingAntiAffin = "node(s) didn't satisfy existing pods anti-affinity rules"
+)
+
+// The toleration comparison operators (Lt/Gt) are alpha and off in v1.37.
+const comparisonOperators = false
+
+var logger = klog.Background()
+
+// filter runs the default profile's filters on one node in the profile's
+// order and, like the framework, stops at the first plugin that rejects
+// it. It returns the rejecting plugin's reasons, nil when the node fits.
+func (s *Scheduler) filter(pi *podInfo, ni *nodeInfo) []string {
+	n := ni.node
+	// NodeUnschedulable
+	if n.Spec.Unschedulable && !tolerates(pi.pod.Spec.Tolerations, &unschedulableTaint) {
+		return []string{reasonUnschedulable}
+	}
+	// NodeName
+	if pi.pod.Spec.NodeName != "" && pi.pod.Spec.NodeName != n.Name {
+		return []string{reasonNodeName}
+	}
+	// TaintToleration (NoSchedule and NoExecute taints)
+	if t, bad := untolerated(ni.taints, pi.pod.Spec.Tolerations); bad {
+		return []string{fmt.Sprintf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value)}
+	}
+	// NodeAffinity (nodeSelector and required node affinity)
+	if !pi.fitsNodeAffinity(ni) {
+		return []string{reasonNodeAffinity}
+	}
+	// NodePorts
+	for _, cp := range pi.ports {
+		if ni.ports.conflicts(cp) {
+			return []string{reasonNodePorts}
+		}
+	}
+	// NodeResourcesFit
+	if r := fitReasons(pi, ni); len(r) > 0 {
+		return r
+	}
+	// PodTopologySpread (DoNotSchedule constraints)
+	if pi.spread != nil {
+		if r := pi.spread.filter(ni); r != "" {
+			return []string{r}
+		}
+	}
+	// InterPodAffinity
+	if pi.affinity != nil {
+		if r := pi.affinity.filter(ni); r != "" {
+			return []string{r}
+		}
+	}
+	return nil
+}
+
+var unschedulableTaint = corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}
+
+func doNotSchedule(t *corev1.Taint) bool {
+	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+}
+
+// untolerated returns the first NoSchedule/NoExecute taint the tolerations
+// do not cover.
+func untolerated(taints []corev1.Taint, tols []corev1.Toleration) (corev1.Taint, bool) {
+	if len(taints) == 0 {
+		return corev1.Taint{}, false
+	}
+	return corev1helpers.FindMatchingUntoleratedTaint(logger, taints, tols, doNotSchedule, comparisonOperators)
+}
+
+func tolerates(tols []corev1.Toleration, t *corev1.Taint) bool {
+	return corev1helpers.TolerationsTolerateTaint(logger, tols, t, comparisonOperators)
+}
+
+// fitReasons is NodeResourcesFit's Filter: pod count first, then each
+// requested resource against allocatable minus what the node's pods request.
+func fitReasons(pi *podInfo, ni *nodeInfo) []string {
+	var out []string
+	if int64(len(ni.pods))+1 > ni.allowedPods {
+		out = append(out, reasonTooManyPods)
+	}
+	r := &pi.req
+	if r.milliCPU == 0 && r.memory == 0 && r.ephemeral == 0 && len(r.scalars) == 0 {
+		return out
+	}
+	if r.milliCPU > 0 && r.milliCPU > ni.alloc.milliCPU-ni.requested.milliCPU {
+		out = append(out, "Insufficient cpu")
+	}
+	if r.memory > 0 && r.memory > ni.alloc.memory-ni.requested.memory {
+		out = append(out, "Insufficient memory")
+	}
+	if r.ephemeral > 0 && r.ephemeral > ni.alloc.ephemeral-ni.requested.ephemeral {
+		out = append(out, "Insufficient ephemeral-storage")
+	}
+	for _, name := range pi.scalarNames {
+		if q := r.scalars[name]; q > 0 && q > ni.alloc.scalars[name]-ni.requested.scalars[name] {
+			out = append(out, "Insufficient "+string(name))
+		}
+	}
+	return out
+}
