@@ -13,6 +13,8 @@ type nodeInfo struct {
 	node   *corev1.Node
 	zone   string
 	taints []corev1.Taint // spec taints plus the not-ready taint a real control plane would add
+	// taintReasons[i] is TaintToleration's message for taints[i].
+	taintReasons []string
 
 	alloc       resources
 	allowedPods int64
@@ -56,6 +58,10 @@ func (s *Scheduler) UpsertNode(n *corev1.Node) {
 	ni.node = n
 	ni.zone = zone
 	ni.taints = effectiveTaints(n)
+	ni.taintReasons = make([]string, len(ni.taints))
+	for i, t := range ni.taints {
+		ni.taintReasons[i] = "node(s) had untolerated taint {" + t.Key + ": " + t.Value + "}"
+	}
 	ni.alloc = fromList(n.Status.Allocatable)
 	pods := n.Status.Allocatable[corev1.ResourcePods]
 	ni.allowedPods = pods.Value()
@@ -87,16 +93,14 @@ func (s *Scheduler) UpsertPod(p *corev1.Pod) {
 	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		return
 	}
-	nzCPU, nzMem := nonZeroRequests(p)
 	bp := &boundPod{
-		key:        podKey(p),
-		pod:        p,
-		node:       p.Spec.NodeName,
-		req:        podRequests(p),
-		nonZeroCPU: nzCPU,
-		nonZeroMem: nzMem,
-		ports:      hostPorts(p),
+		key:   podKey(p),
+		pod:   p,
+		node:  p.Spec.NodeName,
+		req:   podRequests(p),
+		ports: hostPorts(p),
 	}
+	bp.nonZeroCPU, bp.nonZeroMem = nonZeroRequests(p, bp.req)
 	ni := s.nodeInfo(bp.node)
 	ni.pods[bp.key] = bp
 	ni.requested.add(bp.req, 1)
@@ -145,7 +149,12 @@ func (s *Scheduler) nsLabels(ns string) labels.Set {
 	if l, ok := s.namespaces[ns]; ok {
 		return l
 	}
-	return labels.Set{corev1.LabelMetadataName: ns}
+	l, ok := s.defaultNS[ns]
+	if !ok {
+		l = labels.Set{corev1.LabelMetadataName: ns}
+		s.defaultNS[ns] = l
+	}
+	return l
 }
 
 func (s *Scheduler) nodeInfo(name string) *nodeInfo {

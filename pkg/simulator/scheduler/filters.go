@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
@@ -30,48 +28,49 @@ var logger = klog.Background()
 
 // filter runs the default profile's filters on one node in the profile's
 // order and, like the framework, stops at the first plugin that rejects
-// it. It returns the rejecting plugin's reasons, nil when the node fits.
-func (s *Scheduler) filter(pi *podInfo, ni *nodeInfo) []string {
+// it. It appends the rejecting plugin's reasons to buf and returns it; a
+// node that fits adds none.
+func (s *Scheduler) filter(pi *podInfo, ni *nodeInfo, buf []string) []string {
 	n := ni.node
 	// NodeUnschedulable
 	if n.Spec.Unschedulable && !tolerates(pi.pod.Spec.Tolerations, &unschedulableTaint) {
-		return []string{reasonUnschedulable}
+		return append(buf, reasonUnschedulable)
 	}
 	// NodeName
 	if pi.pod.Spec.NodeName != "" && pi.pod.Spec.NodeName != n.Name {
-		return []string{reasonNodeName}
+		return append(buf, reasonNodeName)
 	}
-	// TaintToleration (NoSchedule and NoExecute taints)
-	if t, bad := untolerated(ni.taints, pi.pod.Spec.Tolerations); bad {
-		return []string{fmt.Sprintf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value)}
+	// TaintToleration (NoSchedule and NoExecute taints, first one reported)
+	if i := untoleratedIndex(ni.taints, pi.pod.Spec.Tolerations); i >= 0 {
+		return append(buf, ni.taintReasons[i])
 	}
 	// NodeAffinity (nodeSelector and required node affinity)
 	if !pi.fitsNodeAffinity(ni) {
-		return []string{reasonNodeAffinity}
+		return append(buf, reasonNodeAffinity)
 	}
 	// NodePorts
 	for _, cp := range pi.ports {
 		if ni.ports.conflicts(cp) {
-			return []string{reasonNodePorts}
+			return append(buf, reasonNodePorts)
 		}
 	}
 	// NodeResourcesFit
-	if r := fitReasons(pi, ni); len(r) > 0 {
+	if r := fitReasons(pi, ni, buf); len(r) > len(buf) {
 		return r
 	}
 	// PodTopologySpread (DoNotSchedule constraints)
 	if pi.spread != nil {
 		if r := pi.spread.filter(ni); r != "" {
-			return []string{r}
+			return append(buf, r)
 		}
 	}
 	// InterPodAffinity
 	if pi.affinity != nil {
 		if r := pi.affinity.filter(ni); r != "" {
-			return []string{r}
+			return append(buf, r)
 		}
 	}
-	return nil
+	return buf
 }
 
 var unschedulableTaint = corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}
@@ -80,13 +79,16 @@ func doNotSchedule(t *corev1.Taint) bool {
 	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
 }
 
-// untolerated returns the first NoSchedule/NoExecute taint the tolerations
-// do not cover.
-func untolerated(taints []corev1.Taint, tols []corev1.Toleration) (corev1.Taint, bool) {
-	if len(taints) == 0 {
-		return corev1.Taint{}, false
+// untoleratedIndex is FindMatchingUntoleratedTaint without its copy: the
+// index of the first NoSchedule/NoExecute taint the tolerations do not
+// cover, or -1.
+func untoleratedIndex(taints []corev1.Taint, tols []corev1.Toleration) int {
+	for i := range taints {
+		if doNotSchedule(&taints[i]) && !tolerates(tols, &taints[i]) {
+			return i
+		}
 	}
-	return corev1helpers.FindMatchingUntoleratedTaint(logger, taints, tols, doNotSchedule, comparisonOperators)
+	return -1
 }
 
 func tolerates(tols []corev1.Toleration, t *corev1.Taint) bool {
@@ -95,8 +97,7 @@ func tolerates(tols []corev1.Toleration, t *corev1.Taint) bool {
 
 // fitReasons is NodeResourcesFit's Filter: pod count first, then each
 // requested resource against allocatable minus what the node's pods request.
-func fitReasons(pi *podInfo, ni *nodeInfo) []string {
-	var out []string
+func fitReasons(pi *podInfo, ni *nodeInfo, out []string) []string {
 	if int64(len(ni.pods))+1 > ni.allowedPods {
 		out = append(out, reasonTooManyPods)
 	}

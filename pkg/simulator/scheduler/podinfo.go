@@ -34,7 +34,7 @@ func (s *Scheduler) newPodInfo(p *corev1.Pod) *podInfo {
 		pi.scalarNames = append(pi.scalarNames, name)
 	}
 	slices.Sort(pi.scalarNames)
-	pi.nonZeroCPU, pi.nonZeroMem = nonZeroRequests(p)
+	pi.nonZeroCPU, pi.nonZeroMem = nonZeroRequests(p, pi.req)
 
 	pi.requiredNodeAffinity = nodeaffinity.GetRequiredNodeAffinity(p)
 	a := p.Spec.Affinity
@@ -75,7 +75,7 @@ func (pi *podInfo) includes(c *spreadConstraint, ni *nodeInfo) bool {
 		return false
 	}
 	if c.honorTaints {
-		if _, bad := untolerated(ni.taints, pi.pod.Spec.Tolerations); bad {
+		if untoleratedIndex(ni.taints, pi.pod.Spec.Tolerations) >= 0 {
 			return false
 		}
 	}

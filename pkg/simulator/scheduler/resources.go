@@ -93,7 +93,11 @@ func podRequests(p *corev1.Pod) resources {
 // nonZeroRequests is the cpu and memory LeastAllocated scores with: like
 // podRequests, but a container without a cpu or memory request counts as
 // 100m / 200Mi (unless a pod-level request covers it).
-func nonZeroRequests(p *corev1.Pod) (milliCPU, memory int64) {
+func nonZeroRequests(p *corev1.Pod, req resources) (milliCPU, memory int64) {
+	if allRequestCPUAndMemory(p) {
+		// No default applies: the second aggregation would give req again.
+		return req.milliCPU, req.memory
+	}
 	rl := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{
 		NonMissingContainerRequests: nonMissing(p),
 	})
@@ -119,4 +123,25 @@ func nonMissing(p *corev1.Pod) corev1.ResourceList {
 		out[corev1.ResourceMemory] = mem
 	}
 	return out
+}
+
+// allRequestCPUAndMemory reports a pod whose every container and init
+// container names a cpu and a memory request.
+func allRequestCPUAndMemory(p *corev1.Pod) bool {
+	if resourcehelper.IsPodLevelRequestsSet(p) {
+		return false
+	}
+	has := func(cs []corev1.Container) bool {
+		for i := range cs {
+			rl := cs[i].Resources.Requests
+			if _, ok := rl[corev1.ResourceCPU]; !ok {
+				return false
+			}
+			if _, ok := rl[corev1.ResourceMemory]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return has(p.Spec.Containers) && has(p.Spec.InitContainers)
 }

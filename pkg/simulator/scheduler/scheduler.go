@@ -18,6 +18,7 @@ type Scheduler struct {
 	pods  map[string]*boundPod
 
 	namespaces  map[string]labels.Set
+	defaultNS   map[string]labels.Set // namespaces never upserted: only the name label
 	controllers map[string]labels.Selector
 
 	counters     counterIndex
@@ -26,6 +27,7 @@ type Scheduler struct {
 
 	percentage int32
 	nextStart  int
+	reasonBuf  []string // scratch for filter
 }
 
 // New returns an empty scheduler with kube-scheduler's default
@@ -36,6 +38,7 @@ func New() *Scheduler {
 		tree:        newNodeTree(),
 		pods:        map[string]*boundPod{},
 		namespaces:  map[string]labels.Set{},
+		defaultNS:   map[string]labels.Set{},
 		controllers: map[string]labels.Selector{},
 		counters:    newCounterIndex(),
 		groups:      map[string]*termGroup{},
@@ -83,7 +86,7 @@ func (s *Scheduler) Schedule(p *corev1.Pod) (string, error) {
 	// A pod nominated to a node (by preemption, or by a component setting
 	// nominatedNodeName) is tried there first and bound without scoring.
 	if name := p.Status.NominatedNodeName; name != "" {
-		if ni := s.nodes[name]; ni != nil && ni.node != nil && s.filter(pi, ni) == nil {
+		if ni := s.nodes[name]; ni != nil && ni.node != nil && len(s.filter(pi, ni, s.reasonBuf[:0])) == 0 {
 			return name, nil
 		}
 	}
@@ -95,14 +98,15 @@ func (s *Scheduler) Schedule(p *corev1.Pod) (string, error) {
 	for i := 0; i < len(list) && len(feasible) < want; i++ {
 		ni := list[(s.nextStart+i)%len(list)]
 		processed++
-		r := s.filter(pi, ni)
-		if r == nil {
+		r := s.filter(pi, ni, s.reasonBuf[:0])
+		if len(r) == 0 {
 			feasible = append(feasible, ni)
 			continue
 		}
 		for _, reason := range r {
 			reasons[reason]++
 		}
+		s.reasonBuf = r
 	}
 	s.nextStart = (s.nextStart + processed) % len(list)
 	switch len(feasible) {

@@ -14,7 +14,7 @@ func filterAll(s *Scheduler, p *corev1.Pod) map[string]string {
 	pi := s.newPodInfo(p)
 	out := map[string]string{}
 	for _, ni := range s.nodeList() {
-		r := s.filter(pi, ni)
+		r := s.filter(pi, ni, nil)
 		out[ni.name] = ""
 		if len(r) > 0 {
 			out[ni.name] = r[0]
