@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"maps"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -9,6 +11,7 @@ import (
 // while only pods name it, as happens when a pod's binding is seen before
 // its node) and the sums of the pods bound to it.
 type nodeInfo struct {
+	id     int
 	name   string
 	node   *corev1.Node
 	zone   string
@@ -32,6 +35,7 @@ type boundPod struct {
 	key        string
 	pod        *corev1.Pod
 	node       string
+	nodeID     int
 	req        resources
 	nonZeroCPU int64
 	nonZeroMem int64
@@ -49,11 +53,13 @@ func (s *Scheduler) UpsertNode(n *corev1.Node) {
 	switch {
 	case ni.node == nil:
 		s.tree.add(zone, n.Name)
-		s.list = nil
+		s.nodesChanged()
 	case ni.zone != zone:
 		s.tree.remove(ni.zone, n.Name)
 		s.tree.add(zone, n.Name)
-		s.list = nil
+		s.nodesChanged()
+	case !maps.Equal(ni.node.Labels, n.Labels):
+		s.domainCache = map[string]*domainIndex{}
 	}
 	ni.node = n
 	ni.zone = zone
@@ -76,7 +82,7 @@ func (s *Scheduler) DeleteNode(name string) {
 		return
 	}
 	s.tree.remove(ni.zone, name)
-	s.list = nil
+	s.nodesChanged()
 	ni.node = nil
 	if len(ni.pods) == 0 {
 		delete(s.nodes, name)
@@ -93,15 +99,16 @@ func (s *Scheduler) UpsertPod(p *corev1.Pod) {
 	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		return
 	}
+	ni := s.nodeInfo(p.Spec.NodeName)
 	bp := &boundPod{
-		key:   podKey(p),
-		pod:   p,
-		node:  p.Spec.NodeName,
-		req:   podRequests(p),
-		ports: hostPorts(p),
+		key:    podKey(p),
+		pod:    p,
+		node:   ni.name,
+		nodeID: ni.id,
+		req:    podRequests(p),
+		ports:  hostPorts(p),
 	}
 	bp.nonZeroCPU, bp.nonZeroMem = nonZeroRequests(p, bp.req)
-	ni := s.nodeInfo(bp.node)
 	ni.pods[bp.key] = bp
 	ni.requested.add(bp.req, 1)
 	ni.nonZeroCPU += bp.nonZeroCPU
@@ -160,10 +167,17 @@ func (s *Scheduler) nsLabels(ns string) labels.Set {
 func (s *Scheduler) nodeInfo(name string) *nodeInfo {
 	ni, ok := s.nodes[name]
 	if !ok {
-		ni = &nodeInfo{name: name, pods: map[string]*boundPod{}, ports: portSet{}}
+		ni = &nodeInfo{id: s.nextID, name: name, pods: map[string]*boundPod{}, ports: portSet{}}
+		s.nextID++
 		s.nodes[name] = ni
 	}
 	return ni
+}
+
+// nodesChanged drops what depends on the set of nodes in the snapshot.
+func (s *Scheduler) nodesChanged() {
+	s.list = nil
+	s.domainCache = map[string]*domainIndex{}
 }
 
 // nodeList is the snapshot's node order (zones interleaved), rebuilt after

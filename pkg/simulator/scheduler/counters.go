@@ -18,7 +18,7 @@ type podCounter struct {
 	// skipTerminating drops pods with a deletionTimestamp, as PodTopologySpread
 	// does (inter-pod affinity counts them).
 	skipTerminating bool
-	perNode         map[string]int
+	perNode         nodeCounts
 }
 
 func (c *podCounter) matches(p *corev1.Pod, nsLabels labels.Set) bool {
@@ -63,7 +63,7 @@ func (s *Scheduler) counter(clauses []clause, skipTerminating bool) *podCounter 
 	if c, ok := s.counters.bySig[sig]; ok {
 		return c
 	}
-	c := &podCounter{clauses: clauses, skipTerminating: skipTerminating, perNode: map[string]int{}}
+	c := &podCounter{clauses: clauses, skipTerminating: skipTerminating}
 	s.counters.bySig[sig] = c
 	anchored := false
 	for i := range clauses {
@@ -78,7 +78,7 @@ func (s *Scheduler) counter(clauses []clause, skipTerminating bool) *podCounter 
 	}
 	for _, bp := range s.pods {
 		if c.matches(bp.pod, s.nsLabels(bp.pod.Namespace)) {
-			c.perNode[bp.node]++
+			c.perNode.add(bp.nodeID, 1)
 			bp.counted = append(bp.counted, c)
 		}
 	}
@@ -90,7 +90,7 @@ func (s *Scheduler) countPod(bp *boundPod) {
 	nsl := s.nsLabels(bp.pod.Namespace)
 	visit := func(c *podCounter) {
 		if c.matches(bp.pod, nsl) {
-			c.perNode[bp.node]++
+			c.perNode.add(bp.nodeID, 1)
 			bp.counted = append(bp.counted, c)
 		}
 	}
@@ -106,10 +106,7 @@ func (s *Scheduler) countPod(bp *boundPod) {
 
 func (s *Scheduler) uncountPod(bp *boundPod) {
 	for _, c := range bp.counted {
-		c.perNode[bp.node]--
-		if c.perNode[bp.node] == 0 {
-			delete(c.perNode, bp.node)
-		}
+		c.perNode.add(bp.nodeID, -1)
 	}
 	bp.counted = nil
 }

@@ -34,7 +34,7 @@ type termGroup struct {
 	weight  int64 // signed score contribution per carrier; unused for requiredAnti
 	clause  clause
 	topoKey string
-	perNode map[string]int
+	perNode nodeCounts
 	total   int
 }
 
@@ -52,11 +52,11 @@ func (s *Scheduler) groupTerms(bp *boundPod) {
 		sig := strconv.Itoa(int(kind)) + "|" + strconv.FormatInt(weight, 10) + "|" + t.TopologyKey + "|" + c.sig
 		g, ok := s.groups[sig]
 		if !ok {
-			g = &termGroup{sig: sig, kind: kind, weight: weight, clause: c, topoKey: t.TopologyKey, perNode: map[string]int{}}
+			g = &termGroup{sig: sig, kind: kind, weight: weight, clause: c, topoKey: t.TopologyKey}
 			s.groups[sig] = g
 			s.groupsByKind[kind] = append(s.groupsByKind[kind], g)
 		}
-		g.perNode[bp.node]++
+		g.perNode.add(bp.nodeID, 1)
 		g.total++
 		bp.groups = append(bp.groups, g)
 	}
@@ -82,10 +82,7 @@ func (s *Scheduler) groupTerms(bp *boundPod) {
 
 func (s *Scheduler) ungroupTerms(bp *boundPod) {
 	for _, g := range bp.groups {
-		g.perNode[bp.node]--
-		if g.perNode[bp.node] == 0 {
-			delete(g.perNode, bp.node)
-		}
+		g.perNode.add(bp.nodeID, -1)
 		g.total--
 	}
 	bp.groups = nil

@@ -30,49 +30,24 @@ func preferredTerms(p *corev1.Pod, terms []corev1.WeightedPodAffinityTerm, sign 
 	return out
 }
 
-// topoCounts maps topology key → value → count.
-type topoCounts map[string]map[string]int64
-
-func (m topoCounts) add(key, value string, n int64) {
-	vs := m[key]
-	if vs == nil {
-		vs = map[string]int64{}
-		m[key] = vs
-	}
-	vs[value] += n
-}
-
-// addPerNode adds n times each node's count to the node's domain for key,
-// skipping nodes the snapshot does not have and nodes without the key.
-func (s *Scheduler) addPerNode(m topoCounts, key string, perNode map[string]int, n int64) {
-	for name, c := range perNode {
-		ni := s.nodes[name]
-		if ni == nil || ni.node == nil {
-			continue
-		}
-		if v, ok := ni.node.Labels[key]; ok {
-			m.add(key, v, int64(c)*n)
-		}
-	}
-}
-
 // affinityFilter is InterPodAffinity's PreFilter state.
 type affinityFilter struct {
 	affinityKeys []string
-	affinity     topoCounts // pods matching all required affinity terms
-	selfMatch    bool       // the pod matches its own affinity terms
+	affinity     topoSums // pods matching all required affinity terms
+	noneMatch    bool     // no pod anywhere matches them (the first-pod rule may apply)
+	selfMatch    bool     // the pod matches its own affinity terms
 	antiKeys     []string
-	anti         topoCounts // pods matching a required anti-affinity term
-	existing     topoCounts // bound pods whose required anti-affinity matches the pod
+	anti         topoSums // pods matching a required anti-affinity term
+	existing     topoSums // bound pods whose required anti-affinity matches the pod
 }
 
 func (s *Scheduler) newAffinityFilter(pi *podInfo) *affinityFilter {
 	p := pi.pod
-	f := &affinityFilter{affinity: topoCounts{}, anti: topoCounts{}, existing: topoCounts{}}
+	f := &affinityFilter{affinity: topoSums{}, anti: topoSums{}, existing: topoSums{}}
 	nsl := s.nsLabels(p.Namespace)
 	for _, g := range s.liveGroups(requiredAnti) {
 		if g.clause.matches(p, nsl) {
-			s.addPerNode(f.existing, g.topoKey, g.perNode, 1)
+			s.addCounts(f.existing, g.topoKey, g.perNode, 1)
 		}
 	}
 	var req, reqAnti []incomingTerm
@@ -84,7 +59,7 @@ func (s *Scheduler) newAffinityFilter(pi *podInfo) *affinityFilter {
 			reqAnti = requiredTerms(p, a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
 		}
 	}
-	if len(req) == 0 && len(reqAnti) == 0 && len(f.existing) == 0 {
+	if len(req) == 0 && len(reqAnti) == 0 && f.existing.empty() {
 		return nil
 	}
 	if len(req) > 0 {
@@ -98,14 +73,15 @@ func (s *Scheduler) newAffinityFilter(pi *podInfo) *affinityFilter {
 		}
 		if c := s.counter(clauses, false); c != nil {
 			for _, t := range req {
-				s.addPerNode(f.affinity, t.topoKey, c.perNode, 1)
+				s.addCounts(f.affinity, t.topoKey, c.perNode, 1)
 			}
 		}
 	}
+	f.noneMatch = f.affinity.empty()
 	for _, t := range reqAnti {
 		f.antiKeys = append(f.antiKeys, t.topoKey)
 		if c := s.counter([]clause{t.clause}, false); c != nil {
-			s.addPerNode(f.anti, t.topoKey, c.perNode, 1)
+			s.addCounts(f.anti, t.topoKey, c.perNode, 1)
 		}
 	}
 	return f
@@ -113,31 +89,29 @@ func (s *Scheduler) newAffinityFilter(pi *podInfo) *affinityFilter {
 
 // filter returns the rejection reason for the node, "" when it passes.
 func (f *affinityFilter) filter(ni *nodeInfo) string {
-	l := ni.node.Labels
 	if len(f.affinityKeys) > 0 {
 		podsExist := true
 		for _, k := range f.affinityKeys {
-			v, ok := l[k]
-			if !ok {
+			if _, ok := ni.node.Labels[k]; !ok {
 				return reasonAffinity
 			}
-			if f.affinity[k][v] <= 0 {
+			if f.affinity.at(k, ni.id) <= 0 {
 				podsExist = false
 			}
 		}
 		// The first pod of a group with affinity to itself may go anywhere
 		// the topology keys exist, as long as no pod anywhere matches yet.
-		if !podsExist && !(len(f.affinity) == 0 && f.selfMatch) {
+		if !podsExist && !(f.noneMatch && f.selfMatch) {
 			return reasonAffinity
 		}
 	}
 	for _, k := range f.antiKeys {
-		if v, ok := l[k]; ok && f.anti[k][v] > 0 {
+		if f.anti.at(k, ni.id) > 0 {
 			return reasonAntiAffinity
 		}
 	}
-	for k, vs := range f.existing {
-		if v, ok := l[k]; ok && vs[v] > 0 {
+	for k := range f.existing {
+		if f.existing.at(k, ni.id) > 0 {
 			return reasonExistingAntiAffin
 		}
 	}
@@ -150,7 +124,7 @@ func (f *affinityFilter) filter(ni *nodeInfo) string {
 // returns nil when the plugin skips the pod.
 func (s *Scheduler) interPodScores(pi *podInfo, feasible []*nodeInfo) []int64 {
 	p := pi.pod
-	topo := topoCounts{}
+	topo := topoSums{}
 	var terms []incomingTerm
 	if a := p.Spec.Affinity; a != nil {
 		if a.PodAffinity != nil {
@@ -162,28 +136,26 @@ func (s *Scheduler) interPodScores(pi *podInfo, feasible []*nodeInfo) []int64 {
 	}
 	for _, t := range terms {
 		if c := s.counter([]clause{t.clause}, false); c != nil {
-			s.addPerNode(topo, t.topoKey, c.perNode, t.weight)
+			s.addCounts(topo, t.topoKey, c.perNode, t.weight)
 		}
 	}
 	nsl := s.nsLabels(p.Namespace)
 	for _, kind := range []termKind{requiredAffinity, preferredAffinity, preferredAnti} {
 		for _, g := range s.liveGroups(kind) {
 			if g.clause.matches(p, nsl) {
-				s.addPerNode(topo, g.topoKey, g.perNode, g.weight)
+				s.addCounts(topo, g.topoKey, g.perNode, g.weight)
 			}
 		}
 	}
-	if len(topo) == 0 {
+	if topo.empty() {
 		return nil
 	}
 	scores := make([]int64, len(feasible))
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for j, ni := range feasible {
 		var sc int64
-		for k, vs := range topo {
-			if v, ok := ni.node.Labels[k]; ok {
-				sc += vs[v]
-			}
+		for k := range topo {
+			sc += topo.at(k, ni.id)
 		}
 		scores[j] = sc
 		lo, hi = min(lo, sc), max(hi, sc)

@@ -15,6 +15,8 @@ type Scheduler struct {
 	nodes map[string]*nodeInfo
 	tree  *nodeTree
 	list  []*nodeInfo // snapshot order; nil when stale
+	nextID      int
+	domainCache map[string]*domainIndex
 	pods  map[string]*boundPod
 
 	namespaces  map[string]labels.Set
@@ -42,6 +44,7 @@ func New() *Scheduler {
 		controllers: map[string]labels.Selector{},
 		counters:    newCounterIndex(),
 		groups:      map[string]*termGroup{},
+		domainCache: map[string]*domainIndex{},
 	}
 }
 

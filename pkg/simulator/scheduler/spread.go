@@ -27,7 +27,7 @@ func (c *spreadConstraint) count(ni *nodeInfo) int {
 	if c.counter == nil {
 		return 0
 	}
-	return c.counter.perNode[ni.name]
+	return int(c.counter.perNode.at(ni.id))
 }
 
 // The system default constraints (PodTopologySpreadArgs defaultingType
@@ -154,13 +154,22 @@ func (s *Scheduler) SetControllerSelector(namespace, kind, name string, sel *met
 
 func controllerKey(ns, kind, name string) string { return ns + "/" + kind + "/" + name }
 
-func hasAllKeys(l map[string]string, cs []spreadConstraint) bool {
-	for i := range cs {
-		if _, ok := l[cs[i].key]; !ok {
+// hasAllKeys reports a node carrying every constraint's topology key.
+func hasAllKeys(ni *nodeInfo, doms []*domainIndex) bool {
+	for _, d := range doms {
+		if d.at(ni.id) < 0 {
 			return false
 		}
 	}
 	return true
+}
+
+func (s *Scheduler) domainsOf(cs []spreadConstraint) []*domainIndex {
+	doms := make([]*domainIndex, len(cs))
+	for i := range cs {
+		doms[i] = s.domains(cs[i].key)
+	}
+	return doms
 }
 
 // spreadFilter is PodTopologySpread's PreFilter state: per DoNotSchedule
@@ -168,7 +177,8 @@ func hasAllKeys(l map[string]string, cs []spreadConstraint) bool {
 // minimum the skew is measured against.
 type spreadFilter struct {
 	constraints []spreadConstraint
-	counts      []map[string]int
+	doms        []*domainIndex
+	counts      [][]int // by constraint, by domain value
 	minMatch    []int
 	self        []bool
 }
@@ -178,30 +188,37 @@ func (s *Scheduler) newSpreadFilter(pi *podInfo) *spreadFilter {
 	if len(cs) == 0 {
 		return nil
 	}
-	f := &spreadFilter{constraints: cs, counts: make([]map[string]int, len(cs)), minMatch: make([]int, len(cs)), self: make([]bool, len(cs))}
+	f := &spreadFilter{constraints: cs, doms: s.domainsOf(cs), counts: make([][]int, len(cs)), minMatch: make([]int, len(cs)), self: make([]bool, len(cs))}
+	eligible := make([][]bool, len(cs))
 	for i := range cs {
-		f.counts[i] = map[string]int{}
+		f.counts[i] = make([]int, len(f.doms[i].values))
+		eligible[i] = make([]bool, len(f.doms[i].values))
 		f.self[i] = cs[i].selector.Matches(labels.Set(pi.pod.Labels))
 	}
 	// A node is a domain member only if it has every constraint's key and
 	// passes the constraint's inclusion policies.
 	for _, ni := range s.nodeList() {
-		if !hasAllKeys(ni.node.Labels, cs) {
+		if !hasAllKeys(ni, f.doms) {
 			continue
 		}
 		for i := range cs {
 			if !pi.includes(&cs[i], ni) {
 				continue
 			}
-			f.counts[i][ni.node.Labels[cs[i].key]] += cs[i].count(ni)
+			j := f.doms[i].at(ni.id)
+			f.counts[i][j] += cs[i].count(ni)
+			eligible[i][j] = true
 		}
 	}
 	for i := range cs {
-		minimum := math.MaxInt32
-		for _, n := range f.counts[i] {
-			minimum = min(minimum, n)
+		minimum, domains := math.MaxInt32, 0
+		for j, n := range f.counts[i] {
+			if eligible[i][j] {
+				minimum = min(minimum, n)
+				domains++
+			}
 		}
-		if len(f.counts[i]) < int(cs[i].minDomains) {
+		if domains < int(cs[i].minDomains) {
 			// Fewer eligible domains than minDomains: the global minimum is 0.
 			minimum = 0
 		}
@@ -213,16 +230,15 @@ func (s *Scheduler) newSpreadFilter(pi *podInfo) *spreadFilter {
 // filter returns the rejection reason for the node, "" when it passes.
 func (f *spreadFilter) filter(ni *nodeInfo) string {
 	for i := range f.constraints {
-		c := &f.constraints[i]
-		v, ok := ni.node.Labels[c.key]
-		if !ok {
+		j := f.doms[i].at(ni.id)
+		if j < 0 {
 			return reasonSpreadLabel
 		}
 		self := 0
 		if f.self[i] {
 			self = 1
 		}
-		if f.counts[i][v]+self-f.minMatch[i] > int(c.maxSkew) {
+		if f.counts[i][j]+self-f.minMatch[i] > int(f.constraints[i].maxSkew) {
 			return reasonSpread
 		}
 	}
@@ -237,47 +253,55 @@ func (s *Scheduler) spreadScores(pi *podInfo, feasible []*nodeInfo) []int64 {
 	if len(cs) == 0 {
 		return nil
 	}
+	doms := s.domainsOf(cs)
 	// Only the pod's own constraints require nodes to carry every key; with
 	// the defaults a node without a zone label still spreads by hostname.
 	requireAll := !systemDefault
 	ignored := make([]bool, len(feasible))
 	nIgnored := 0
-	domains := make([]map[string]int64, len(cs))
+	// Domains of non-hostname keys, one slot more for nodes without the key
+	// (upstream files them under the value "").
+	counts := make([][]int64, len(cs))
+	present := make([][]bool, len(cs))
 	for i := range cs {
-		domains[i] = map[string]int64{}
+		counts[i] = make([]int64, len(doms[i].values)+1)
+		present[i] = make([]bool, len(doms[i].values)+1)
 	}
 	for j, ni := range feasible {
-		if requireAll && !hasAllKeys(ni.node.Labels, cs) {
+		if requireAll && !hasAllKeys(ni, doms) {
 			ignored[j] = true
 			nIgnored++
 			continue
 		}
 		for i := range cs {
 			if cs[i].key != corev1.LabelHostname {
-				// A node without the key joins the "" domain, as upstream.
-				domains[i][ni.node.Labels[cs[i].key]] += 0
+				present[i][doms[i].orEmpty(doms[i].at(ni.id))] = true
 			}
 		}
 	}
 	weights := make([]float64, len(cs))
 	for i := range cs {
-		size := len(domains[i])
+		size := 0
+		for _, p := range present[i] {
+			if p {
+				size++
+			}
+		}
 		if cs[i].key == corev1.LabelHostname {
 			size = len(feasible) - nIgnored
 		}
 		weights[i] = math.Log(float64(size + 2))
 	}
 	for _, ni := range s.nodeList() {
-		if requireAll && !hasAllKeys(ni.node.Labels, cs) {
+		if requireAll && !hasAllKeys(ni, doms) {
 			continue
 		}
 		for i := range cs {
-			if cs[i].key == corev1.LabelHostname || !pi.includes(&cs[i], ni) {
+			if cs[i].key == corev1.LabelHostname {
 				continue
 			}
-			v := ni.node.Labels[cs[i].key]
-			if _, ok := domains[i][v]; ok {
-				domains[i][v] += int64(cs[i].count(ni))
+			if v := doms[i].orEmpty(doms[i].at(ni.id)); present[i][v] && pi.includes(&cs[i], ni) {
+				counts[i][v] += int64(cs[i].count(ni))
 			}
 		}
 	}
@@ -289,11 +313,11 @@ func (s *Scheduler) spreadScores(pi *podInfo, feasible []*nodeInfo) []int64 {
 		}
 		var sum float64
 		for i := range cs {
-			v, ok := ni.node.Labels[cs[i].key]
-			if !ok {
+			v := doms[i].at(ni.id)
+			if v < 0 {
 				continue
 			}
-			cnt := domains[i][v]
+			cnt := counts[i][v]
 			if cs[i].key == corev1.LabelHostname {
 				cnt = int64(cs[i].count(ni))
 			}
