@@ -12,12 +12,12 @@ import (
 // Scheduler is a cache of nodes and bound pods plus the default profile's
 // filters and scores over it. It is not safe for concurrent use.
 type Scheduler struct {
-	nodes map[string]*nodeInfo
-	tree  *nodeTree
-	list  []*nodeInfo // snapshot order; nil when stale
+	nodes       map[string]*nodeInfo
+	tree        *nodeTree
+	list        []*nodeInfo // snapshot order; nil when stale
 	nextID      int
 	domainCache map[string]*domainIndex
-	pods  map[string]*boundPod
+	pods        map[string]*boundPod
 
 	namespaces  map[string]labels.Set
 	defaultNS   map[string]labels.Set // namespaces never upserted: only the name label
