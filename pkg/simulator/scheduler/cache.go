@@ -15,7 +15,8 @@ type nodeInfo struct {
 	name   string
 	node   *corev1.Node
 	zone   string
-	taints []corev1.Taint // spec taints plus the not-ready taint a real control plane would add
+	labels map[string]string // a copy, to notice label changes however the node is updated
+	taints []corev1.Taint    // spec taints plus the not-ready taint a real control plane would add
 	// taintReasons[i] is TaintToleration's message for taints[i].
 	taintReasons []string
 
@@ -58,10 +59,11 @@ func (s *Scheduler) UpsertNode(n *corev1.Node) {
 		s.tree.remove(ni.zone, n.Name)
 		s.tree.add(zone, n.Name)
 		s.nodesChanged()
-	case !maps.Equal(ni.node.Labels, n.Labels):
+	case !maps.Equal(ni.labels, n.Labels):
 		s.domainCache = map[string]*domainIndex{}
 	}
 	ni.node = n
+	ni.labels = maps.Clone(n.Labels)
 	ni.zone = zone
 	ni.taints = effectiveTaints(n)
 	ni.taintReasons = make([]string, len(ni.taints))

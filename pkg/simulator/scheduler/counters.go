@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +20,7 @@ type podCounter struct {
 	// does (inter-pod affinity counts them).
 	skipTerminating bool
 	perNode         nodeCounts
+	lastUsed        uint64 // scheduling cycle that last asked for it
 }
 
 func (c *podCounter) matches(p *corev1.Pod, nsLabels labels.Set) bool {
@@ -61,9 +63,10 @@ func (s *Scheduler) counter(clauses []clause, skipTerminating bool) *podCounter 
 	}
 	sig := strings.Join(sigs, "&")
 	if c, ok := s.counters.bySig[sig]; ok {
+		c.lastUsed = s.cycle
 		return c
 	}
-	c := &podCounter{clauses: clauses, skipTerminating: skipTerminating}
+	c := &podCounter{clauses: clauses, skipTerminating: skipTerminating, lastUsed: s.cycle}
 	s.counters.bySig[sig] = c
 	anchored := false
 	for i := range clauses {
@@ -109,6 +112,32 @@ func (s *Scheduler) uncountPod(bp *boundPod) {
 		c.perNode.add(bp.nodeID, -1)
 	}
 	bp.counted = nil
+}
+
+// counterIdleCycles is how many scheduling cycles a counter may go unused
+// before it is dropped: rules of finished or rolled-out workloads would
+// otherwise be kept up to date forever.
+const counterIdleCycles = 2048
+
+// sweepCounters drops idle counters. Pods still list them in counted and
+// decrement them when removed, which is harmless; a rule seen again gets a
+// fresh counter.
+func (s *Scheduler) sweepCounters() {
+	keep := func(c *podCounter) bool { return s.cycle-c.lastUsed <= counterIdleCycles }
+	for sig, c := range s.counters.bySig {
+		if !keep(c) {
+			delete(s.counters.bySig, sig)
+		}
+	}
+	for a, cs := range s.counters.anchored {
+		cs = slices.DeleteFunc(cs, func(c *podCounter) bool { return !keep(c) })
+		if len(cs) == 0 {
+			delete(s.counters.anchored, a)
+			continue
+		}
+		s.counters.anchored[a] = cs
+	}
+	s.counters.unanchored = slices.DeleteFunc(s.counters.unanchored, func(c *podCounter) bool { return !keep(c) })
 }
 
 // resetCounters forgets every counter (their counts depend on namespace

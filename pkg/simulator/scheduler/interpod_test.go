@@ -187,3 +187,27 @@ func TestCountersFollowPods(t *testing.T) {
 	s.UpsertNode(mkNode("late", zone("z1")))
 	check(map[string]string{"a": "", "x": "", "late": reasonAntiAffinity})
 }
+
+// Counters no cycle has asked for in a while are dropped, and a rule seen
+// again is counted afresh from the bound pods.
+func TestIdleCountersDropped(t *testing.T) {
+	s := cluster([]*corev1.Node{mkNode("a"), mkNode("x")}, mkPod("w1", labelsOf("app", "web"), on("a")))
+	anti := mkPod("p", labelsOf("app", "web"), podAntiAffinity(corev1.LabelHostname, sel("app", "web")))
+	if got := filterAll(s, anti); got["a"] != reasonAntiAffinity {
+		t.Fatalf("before: %v", got)
+	}
+	n := len(s.counters.bySig)
+	for i := 0; i < 2*counterIdleCycles; i++ {
+		if _, err := s.Schedule(mkPod("plain")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.counters.bySig) >= n {
+		t.Fatalf("%d counters kept, had %d", len(s.counters.bySig), n)
+	}
+	s.DeletePod(mkPod("w1"))
+	s.UpsertPod(mkPod("w2", labelsOf("app", "web"), on("x")))
+	if got := filterAll(s, anti); got["a"] != "" || got["x"] != reasonAntiAffinity {
+		t.Fatalf("after: %v", got)
+	}
+}

@@ -73,7 +73,8 @@ type Queue struct {
 	items         map[string]*queued
 	active        itemHeap
 	backoff       itemHeap
-	unschedulable map[string]*queued
+	unschedulable itemHeap // by timestamp: the order the leftover flush frees them
+	inFlight      map[string]*queued
 }
 
 // NewQueue returns an empty queue; the leftover flush ticks every 30s from
@@ -85,7 +86,8 @@ func NewQueue(clk clock.Clock) *Queue {
 		items:         map[string]*queued{},
 		active:        itemHeap{less: activeLess},
 		backoff:       itemHeap{less: backoffLess},
-		unschedulable: map[string]*queued{},
+		unschedulable: itemHeap{less: stampLess},
+		inFlight:      map[string]*queued{},
 	}
 }
 
@@ -94,6 +96,13 @@ func activeLess(a, b *queued) bool {
 	if pa != pb {
 		return pa > pb
 	}
+	if !a.timestamp.Equal(b.timestamp) {
+		return a.timestamp.Before(b.timestamp)
+	}
+	return a.seq < b.seq
+}
+
+func stampLess(a, b *queued) bool {
 	if !a.timestamp.Equal(b.timestamp) {
 		return a.timestamp.Before(b.timestamp)
 	}
@@ -131,7 +140,9 @@ func (q *Queue) Add(p *corev1.Pod) {
 	it.pod = p
 	switch it.state {
 	case inFlight:
-		it.eventInFlight = true
+		// The pod's own update is an event too, unless only its status
+		// changed (as when a failure is written back to it).
+		it.eventInFlight = it.eventInFlight || podUpdated(old, p)
 	case inGated:
 		if len(p.Spec.SchedulingGates) == 0 {
 			q.toActive(it)
@@ -142,7 +153,7 @@ func (q *Queue) Add(p *corev1.Pod) {
 		q.backoff.fix(it)
 	case inUnschedulable:
 		if podUpdated(old, p) {
-			delete(q.unschedulable, key)
+			q.unschedulable.remove(it)
 			q.requeue(it, q.clk.Now())
 		}
 	}
@@ -162,7 +173,9 @@ func (q *Queue) Delete(p *corev1.Pod) {
 	case inBackoff:
 		q.backoff.remove(it)
 	case inUnschedulable:
-		delete(q.unschedulable, key)
+		q.unschedulable.remove(it)
+	case inFlight:
+		delete(q.inFlight, key)
 	}
 }
 
@@ -181,6 +194,7 @@ func (q *Queue) Pop() (*corev1.Pod, bool) {
 	}
 	it.state = inFlight
 	it.eventInFlight = false
+	q.inFlight[it.key] = it
 	return it.pod, true
 }
 
@@ -193,6 +207,7 @@ func (q *Queue) Failed(p *corev1.Pod) {
 		return
 	}
 	now := q.clk.Now()
+	delete(q.inFlight, it.key)
 	it.pod = p
 	it.failures++
 	q.stamp(it)
@@ -202,7 +217,7 @@ func (q *Queue) Failed(p *corev1.Pod) {
 		return
 	}
 	it.state = inUnschedulable
-	q.unschedulable[it.key] = it
+	q.unschedulable.push(it)
 }
 
 // MoveAll is a cluster event that may make pods schedulable (a node added
@@ -210,14 +225,11 @@ func (q *Queue) Failed(p *corev1.Pod) {
 // activeQ, and pods in flight will be requeued if they fail.
 func (q *Queue) MoveAll() {
 	now := q.clk.Now()
-	for key, it := range q.unschedulable {
-		delete(q.unschedulable, key)
-		q.requeue(it, now)
+	for q.unschedulable.Len() > 0 {
+		q.requeue(q.unschedulable.pop(), now)
 	}
-	for _, it := range q.items {
-		if it.state == inFlight {
-			it.eventInFlight = true
-		}
+	for _, it := range q.inFlight {
+		it.eventInFlight = true
 	}
 }
 
@@ -231,13 +243,10 @@ func (q *Queue) NextTime() (time.Time, bool) {
 	if q.active.Len() > 0 || q.backoff.Len() > 0 {
 		return now, true
 	}
-	var next time.Time
-	for _, it := range q.unschedulable {
-		if t := q.flushTime(it); next.IsZero() || t.Before(next) {
-			next = t
-		}
+	if q.unschedulable.Len() > 0 {
+		return q.flushTime(q.unschedulable.peek()), true
 	}
-	return next, !next.IsZero()
+	return time.Time{}, false
 }
 
 // Len is the number of pods the queue holds, in flight included.
@@ -269,11 +278,8 @@ func (q *Queue) requeue(it *queued, now time.Time) {
 // now: move pods whose backoff ended to activeQ (every second) and pods
 // unschedulable for over 5 minutes out of unschedulablePods (every 30s).
 func (q *Queue) flush(now time.Time) {
-	for key, it := range q.unschedulable {
-		if !q.flushTime(it).After(now) {
-			delete(q.unschedulable, key)
-			q.requeue(it, now)
-		}
+	for q.unschedulable.Len() > 0 && !q.flushTime(q.unschedulable.peek()).After(now) {
+		q.requeue(q.unschedulable.pop(), now)
 	}
 	for q.backoff.Len() > 0 {
 		it := q.backoff.peek()

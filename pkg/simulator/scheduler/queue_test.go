@@ -183,6 +183,19 @@ func TestQueueGatesUpdatesAndDeletes(t *testing.T) {
 		t.Fatalf("label update: popped %q", got)
 	}
 
+	// A status update while in flight is not an event: the failed pod waits.
+	popName(q) // nothing: u is in flight already
+	withStatus.Labels = map[string]string{"v": "2"}
+	q.Add(withStatus)
+	q.Failed(u)
+	if got := popName(q); got != "" {
+		t.Fatalf("status update in flight requeued the pod: %q", got)
+	}
+	q.MoveAll()
+	if got := popName(q); got != "u" {
+		t.Fatalf("after MoveAll popped %q, want u", got)
+	}
+
 	// Deleted pods leave from anywhere; a pod deleted in flight is not requeued.
 	q.Failed(u)
 	q.Delete(u)

@@ -29,6 +29,7 @@ type Scheduler struct {
 
 	percentage int32
 	nextStart  int
+	cycle      uint64   // scheduling cycles run
 	reasonBuf  []string // scratch for filter
 }
 
@@ -83,6 +84,10 @@ func (s *Scheduler) Schedule(p *corev1.Pod) (string, error) {
 	list := s.nodeList()
 	if len(list) == 0 {
 		return "", &FitError{Pod: podKey(p), Reasons: map[string]int{}}
+	}
+	s.cycle++
+	if s.cycle%counterIdleCycles == 0 {
+		s.sweepCounters()
 	}
 	pi := s.newPodInfo(p)
 
