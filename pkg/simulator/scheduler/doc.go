@@ -50,10 +50,12 @@
 // nowhere stays pending, and the FitError message has no "preemption:"
 // part) and the effect of other pods' nominations, Services in the default
 // spreading selector, queueing hints (MoveAll requeues every unschedulable
-// pod), opportunistic batching (which reuses a previous cycle's ranking for
-// identical pods that fill a node; the ranking it reuses is the one this
-// model computes afresh, up to score normalization), in-place resize
-// status, the NodeDeclaredFeatures filter, toleration comparison operators
+// pod), opportunistic batching (on by default since v1.35: when a pod
+// identical to the previous one finds the node that pod took now full,
+// kube-scheduler takes the next node of the previous ranking instead of
+// running a cycle; this model runs the cycle, which agrees unless
+// normalization shifts without the filled node or, at 100 nodes and more,
+// a different window of nodes is sampled), in-place resize status, the NodeDeclaredFeatures filter, toleration comparison operators
 // (alpha) and image locality. Extenders and multiple profiles do not exist
 // here.
 //
