@@ -4,10 +4,12 @@
 // would bind a pod, and it models the scheduling queue that decides when.
 // The simulator uses it to play kube-scheduler against Nodesmith's plans, so
 // it must not import pkg/scheduling (Nodesmith's solver) or any other
-// Nodesmith package: a plan is judged by code that did not write it. It
-// imports only k8s.io/api, apimachinery, component-helpers, klog and
-// k8s.io/utils/clock, and was written from the upstream plugin sources'
-// behaviour, not copied from them.
+// Nodesmith package (the label constants in apis/ would be the one
+// exception; none is needed today): a plan is judged by code that did not
+// write it. It imports only k8s.io/api, apimachinery, component-helpers,
+// klog and k8s.io/utils/clock (TestImportsStayIndependent checks), and was
+// written from the upstream plugin sources' behaviour, not copied from
+// them.
 //
 // # What it models
 //
