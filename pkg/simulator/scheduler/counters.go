@@ -63,10 +63,10 @@ func (s *Scheduler) counter(clauses []clause, skipTerminating bool) *podCounter 
 	}
 	sig := strings.Join(sigs, "&")
 	if c, ok := s.counters.bySig[sig]; ok {
-		c.lastUsed = s.cycle
+		c.lastUsed = s.cycles
 		return c
 	}
-	c := &podCounter{clauses: clauses, skipTerminating: skipTerminating, lastUsed: s.cycle}
+	c := &podCounter{clauses: clauses, skipTerminating: skipTerminating, lastUsed: s.cycles}
 	s.counters.bySig[sig] = c
 	anchored := false
 	for i := range clauses {
@@ -123,7 +123,7 @@ const counterIdleCycles = 2048
 // decrement them when removed, which is harmless; a rule seen again gets a
 // fresh counter.
 func (s *Scheduler) sweepCounters() {
-	keep := func(c *podCounter) bool { return s.cycle-c.lastUsed <= counterIdleCycles }
+	keep := func(c *podCounter) bool { return s.cycles-c.lastUsed <= counterIdleCycles }
 	for sig, c := range s.counters.bySig {
 		if !keep(c) {
 			delete(s.counters.bySig, sig)

@@ -129,3 +129,18 @@ func TestNodeDeletedAndBack(t *testing.T) {
 		t.Fatalf("node back: %v", err)
 	}
 }
+
+// Rank returns the scored nodes best first, ties by name.
+func TestRank(t *testing.T) {
+	s := cluster([]*corev1.Node{mkNode("c"), mkNode("b"), mkNode("a")}, mkPod("e", req("cpu", "2", "memory", "8Gi"), on("a")))
+	got, err := s.Rank(mkPod("p", req("cpu", "1", "memory", "1Gi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Node != "b" || got[1].Node != "c" || got[0].Score != got[1].Score || got[2].Node != "a" || got[2].Score >= got[1].Score {
+		t.Fatalf("ranking %v", got)
+	}
+	if _, err := s.Rank(mkPod("big", req("cpu", "8"))); err == nil {
+		t.Fatal("no error for a pod that fits nowhere")
+	}
+}

@@ -29,7 +29,7 @@ type Scheduler struct {
 
 	percentage int32
 	nextStart  int
-	cycle      uint64   // scheduling cycles run
+	cycles     uint64   // scheduling cycles run
 	reasonBuf  []string // scratch for filter
 }
 
@@ -81,12 +81,60 @@ func (s *Scheduler) numFeasibleNodesToFind(all int) int {
 // kube-scheduler would pick one at random. It does not bind: the caller
 // binds and then calls UpsertPod with the bound pod.
 func (s *Scheduler) Schedule(p *corev1.Pod) (string, error) {
+	feasible, total, err := s.cycle(p)
+	if err != nil {
+		return "", err
+	}
+	best := 0
+	for j := 1; j < len(feasible); j++ {
+		if total[j] > total[best] || (total[j] == total[best] && feasible[j].name < feasible[best].name) {
+			best = j
+		}
+	}
+	return feasible[best].name, nil
+}
+
+// NodeScore is a feasible node and its weighted score.
+type NodeScore struct {
+	Node  string
+	Score int64
+}
+
+// Rank runs a scheduling cycle like Schedule (and advances where the next
+// one starts, as Schedule does) and returns the nodes it scored, best first,
+// ties by name; kube-scheduler picks at random among the nodes sharing the
+// top score. A cycle that needs no scoring (a single feasible node, or a
+// fitting nominated node) returns that node with score 0.
+func (s *Scheduler) Rank(p *corev1.Pod) ([]NodeScore, error) {
+	feasible, total, err := s.cycle(p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NodeScore, len(feasible))
+	for j, ni := range feasible {
+		out[j] = NodeScore{Node: ni.name}
+		if total != nil {
+			out[j].Score = total[j]
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Node < out[j].Node
+	})
+	return out, nil
+}
+
+// cycle is one scheduling cycle: the feasible nodes it found and their
+// scores (nil when scoring was not needed), or a *FitError.
+func (s *Scheduler) cycle(p *corev1.Pod) ([]*nodeInfo, []int64, error) {
 	list := s.nodeList()
 	if len(list) == 0 {
-		return "", &FitError{Pod: podKey(p), Reasons: map[string]int{}}
+		return nil, nil, &FitError{Pod: podKey(p), Reasons: map[string]int{}}
 	}
-	s.cycle++
-	if s.cycle%counterIdleCycles == 0 {
+	s.cycles++
+	if s.cycles%counterIdleCycles == 0 {
 		s.sweepCounters()
 	}
 	pi := s.newPodInfo(p)
@@ -95,7 +143,7 @@ func (s *Scheduler) Schedule(p *corev1.Pod) (string, error) {
 	// nominatedNodeName) is tried there first and bound without scoring.
 	if name := p.Status.NominatedNodeName; name != "" {
 		if ni := s.nodes[name]; ni != nil && ni.node != nil && len(s.filter(pi, ni, s.reasonBuf[:0])) == 0 {
-			return name, nil
+			return []*nodeInfo{ni}, nil, nil
 		}
 	}
 
@@ -119,18 +167,11 @@ func (s *Scheduler) Schedule(p *corev1.Pod) (string, error) {
 	s.nextStart = (s.nextStart + processed) % len(list)
 	switch len(feasible) {
 	case 0:
-		return "", &FitError{Pod: podKey(p), NumNodes: len(list), Reasons: reasons}
+		return nil, nil, &FitError{Pod: podKey(p), NumNodes: len(list), Reasons: reasons}
 	case 1:
-		return feasible[0].name, nil
+		return feasible, nil, nil
 	}
-	total := s.score(pi, feasible)
-	best := 0
-	for j := 1; j < len(feasible); j++ {
-		if total[j] > total[best] || (total[j] == total[best] && feasible[j].name < feasible[best].name) {
-			best = j
-		}
-	}
-	return feasible[best].name, nil
+	return feasible, s.score(pi, feasible), nil
 }
 
 // FitError is the scheduler's "no node fits" result: the pod
