@@ -66,10 +66,6 @@ func (s *Scheduler) UpsertNode(n *corev1.Node) {
 	ni.labels = maps.Clone(n.Labels)
 	ni.zone = zone
 	ni.taints = effectiveTaints(n)
-	ni.taintReasons = make([]string, len(ni.taints))
-	for i, t := range ni.taints {
-		ni.taintReasons[i] = "node(s) had untolerated taint {" + t.Key + ": " + t.Value + "}"
-	}
 	ni.alloc = fromList(n.Status.Allocatable)
 	pods := n.Status.Allocatable[corev1.ResourcePods]
 	ni.allowedPods = pods.Value()

@@ -9,7 +9,10 @@ import (
 // The reasons kube-scheduler's filter plugins report, word for word; the
 // FitError message is built from them.
 const (
-	reasonUnschedulable     = "node(s) were unschedulable"
+	reasonUnschedulable = "node(s) were unschedulable"
+	// Up to v1.35 this named the first taint ("had untolerated taint {k: v}");
+	// kube-scheduler v1.37.2 reports it without the taint.
+	reasonTaints            = "node(s) had untolerated taint(s)"
 	reasonNodeName          = "node(s) didn't match the requested node name"
 	reasonNodeAffinity      = "node(s) didn't match Pod's node affinity/selector"
 	reasonNodePorts         = "node(s) didn't have free ports for the requested pod ports"
@@ -41,8 +44,8 @@ func (s *Scheduler) filter(pi *podInfo, ni *nodeInfo, buf []string) []string {
 		return append(buf, reasonNodeName)
 	}
 	// TaintToleration (NoSchedule and NoExecute taints, first one reported)
-	if i := untoleratedIndex(ni.taints, pi.pod.Spec.Tolerations); i >= 0 {
-		return append(buf, ni.taintReasons[i])
+	if untoleratedIndex(ni.taints, pi.pod.Spec.Tolerations) >= 0 {
+		return append(buf, reasonTaints)
 	}
 	// NodeAffinity (nodeSelector and required node affinity)
 	if !pi.fitsNodeAffinity(ni) {

@@ -184,8 +184,7 @@ func TestFitErrorMessage(t *testing.T) {
 		mkNode("e", ready(corev1.ConditionFalse)),
 	})
 	_, err := s.Schedule(mkPod("web", req("cpu", "2", "memory", "1Gi")))
-	want := "0/5 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, " +
-		"1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 1 node(s) were unschedulable, 2 Insufficient cpu."
+	want := "0/5 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu, 2 node(s) had untolerated taint(s)."
 	if err == nil || err.Error() != want {
 		t.Fatalf("error = %v\nwant    %s", err, want)
 	}

@@ -106,16 +106,22 @@ func leastAllocated(pi *podInfo, ni *nodeInfo) int64 {
 	return sum / weights
 }
 
-// balancedAllocation is NodeResourcesBalancedAllocation: 100 × (1 − the
-// standard deviation of the cpu and memory fractions), using the actual
-// requests.
+// balancedAllocation is NodeResourcesBalancedAllocation as of v1.36
+// (kubernetes#135573): it scores how much the pod improves the node's
+// balance, 50 + (50 + balance with the pod − balance without it)/2, so 75
+// is no change, 100 the best improvement and 50 the worst. Balance is
+// 100 × (1 − the standard deviation of the cpu and memory fractions), on
+// actual requests.
 func balancedAllocation(pi *podInfo, ni *nodeInfo) int64 {
+	with := balance(ni.alloc.milliCPU, ni.requested.milliCPU+pi.req.milliCPU, ni.alloc.memory, ni.requested.memory+pi.req.memory)
+	without := balance(ni.alloc.milliCPU, ni.requested.milliCPU, ni.alloc.memory, ni.requested.memory)
+	return maxNodeScore/2 + (maxNodeScore/2+with-without)/2
+}
+
+func balance(cpuCap, cpuReq, memCap, memReq int64) int64 {
 	var fractions [2]float64
 	n := 0
-	for _, r := range [2][2]int64{
-		{ni.alloc.milliCPU, ni.requested.milliCPU + pi.req.milliCPU},
-		{ni.alloc.memory, ni.requested.memory + pi.req.memory},
-	} {
+	for _, r := range [2][2]int64{{cpuCap, cpuReq}, {memCap, memReq}} {
 		capacity, requested := r[0], r[1]
 		if capacity == 0 {
 			continue

@@ -74,24 +74,36 @@ func TestLeastAllocated(t *testing.T) {
 	}
 }
 
-// Upstream noderesources/balanced_allocation.go: (1 − |f_cpu − f_mem|/2) ×
-// 100 on the actual requests, fractions capped at 1.
+// NodeResourcesBalancedAllocation since v1.36 (kubernetes#135573): balance
+// is (1 − |f_cpu − f_mem|/2) × 100 on actual requests, fractions capped at
+// 1, and the score is 50 + (50 + balance with the pod − without it)/2.
 func TestBalancedAllocation(t *testing.T) {
 	tests := []struct {
-		name string
-		node *corev1.Node
-		pod  *corev1.Pod
-		want int64
+		name     string
+		node     *corev1.Node
+		existing []*corev1.Pod
+		pod      *corev1.Pod
+		want     int64
 	}{
-		{name: "0.75 and 0.5", node: mkNode("n", alloc("cpu", "4", "memory", "10000")), pod: mkPod("p", req("cpu", "3", "memory", "5000")), want: 87},
-		{name: "equal fractions", node: mkNode("n", alloc("cpu", "6", "memory", "10000")), pod: mkPod("p", req("cpu", "3", "memory", "5000")), want: 100},
+		// Empty node (balance 100), fractions 0.75 and 0.5 → 87: 50 + 37/2.
+		{name: "unbalancing an empty node", node: mkNode("n", alloc("cpu", "4", "memory", "10000")), pod: mkPod("p", req("cpu", "3", "memory", "5000")), want: 68},
+		{name: "keeping it balanced", node: mkNode("n", alloc("cpu", "6", "memory", "10000")), pod: mkPod("p", req("cpu", "3", "memory", "5000")), want: 75},
+		// Fractions 1 (capped) and 0 → balance 50: the worst change.
 		{name: "fraction capped at 1", node: mkNode("n", alloc("cpu", "4", "memory", "10000")), pod: mkPod("p", req("cpu", "8", "memory", "0")), want: 50},
-		// Actual requests, not the defaults: cpu only, memory 0 → |0.25 − 0|/2.
-		{name: "no default for memory", node: mkNode("n", alloc("cpu", "4", "memory", "16Gi")), pod: mkPod("p", req("cpu", "1")), want: 87},
+		// Actual requests, not the defaults: cpu only, memory 0 → 87.
+		{name: "no default for memory", node: mkNode("n", alloc("cpu", "4", "memory", "16Gi")), pod: mkPod("p", req("cpu", "1")), want: 68},
+		// 0.5/0 (75) to 0.5/0.5 (100): 50 + 75/2.
+		{
+			name:     "rebalancing a cpu-heavy node",
+			node:     mkNode("n", alloc("cpu", "4", "memory", "16Gi")),
+			existing: []*corev1.Pod{mkPod("e", req("cpu", "2"), on("n"))},
+			pod:      mkPod("p", req("memory", "8Gi")),
+			want:     87,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := cluster([]*corev1.Node{tt.node})
+			s := cluster([]*corev1.Node{tt.node}, tt.existing...)
 			if got := balancedAllocation(s.newPodInfo(tt.pod), s.nodes["n"]); got != tt.want {
 				t.Errorf("score = %d, want %d", got, tt.want)
 			}

@@ -126,7 +126,7 @@ func TestSpreadFilter(t *testing.T) {
 			nodes:    four(taint("t", "", corev1.TaintEffectNoSchedule)),
 			existing: concat(podsOn("a", 1), podsOn("b", 1), podsOn("y", 3)),
 			pod:      mkPod("p", labelsOf("foo", "bar"), spread(corev1.LabelTopologyZone, 1, hard, foo)),
-			want:     map[string]string{"a": pass, "b": pass, "x": skew, "y": "node(s) had untolerated taint {t: }"},
+			want:     map[string]string{"a": pass, "b": pass, "x": skew, "y": reasonTaints},
 		},
 		{
 			// Honor leaves y out: z1=2, z2=0.
@@ -136,7 +136,7 @@ func TestSpreadFilter(t *testing.T) {
 			pod: mkPod("p", labelsOf("foo", "bar"), spread(corev1.LabelTopologyZone, 1, hard, foo, func(c *corev1.TopologySpreadConstraint) {
 				c.NodeTaintsPolicy = &honor
 			})),
-			want: map[string]string{"a": skew, "b": skew, "x": pass, "y": "node(s) had untolerated taint {t: }"},
+			want: map[string]string{"a": skew, "b": skew, "x": pass, "y": reasonTaints},
 		},
 		{
 			// matchLabelKeys narrows the selector to the pod's own version.
