@@ -27,6 +27,7 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/controllers/costmetrics"
 	"github.com/nodesmith/nodesmith/pkg/controllers/emptiness"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/garbagecollection"
@@ -38,6 +39,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/termination"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 )
 
@@ -150,6 +152,9 @@ func run(ctx context.Context, o *Options) error {
 		if err := mgr.Add(r); err != nil {
 			return fmt.Errorf("adding %T: %w", r, err)
 		}
+	}
+	if err := operator.AddSingleton(mgr, clk, costmetrics.New(cluster, m, costmetrics.DefaultInterval)); err != nil {
+		return fmt.Errorf("adding the cost controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
