@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 )
 
 // PodExplanation is the solver's account of one pod: what the plan does
@@ -157,6 +159,9 @@ func (s *solver) explainPool(c *podClass, p *pool) PoolExplanation {
 		return pe
 	}
 	pe.Fits, pe.Reason = f.ok, f.reason
+	if p.dropped != "" {
+		pe.Reason = s.droppedReason(p)
+	}
 	if f.ok {
 		pe.Relaxed = v.relaxed
 	}
@@ -176,6 +181,35 @@ func (s *solver) explainPool(c *podClass, p *pool) PoolExplanation {
 		pe.InstanceTypes = append(pe.InstanceTypes, TypeOption{Name: pt.it.Name, Price: price})
 	}
 	return pe
+}
+
+// droppedReason says why a pool has no instance type at all. When some
+// types pass the pool's requirements but none has an available offering
+// (all out of capacity), it says so; buildPoolTypes then reports only the
+// requirements that rejected the other types.
+func (s *solver) droppedReason(p *pool) string {
+	allowed := 0
+	for _, it := range p.np.InstanceTypes {
+		ok := true
+		for _, k := range p.reqs.Keys() {
+			if _, typed := s.typeKeys[k]; !typed {
+				continue
+			}
+			v, present := it.Labels[k]
+			if !p.reqs[k].Matches(v, present) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			allowed++
+		}
+	}
+	if allowed == 0 {
+		return fmt.Sprintf("pool %q %s", p.np.Name, p.dropped)
+	}
+	return fmt.Sprintf("pool %q: none of the %d instance types its requirements allow has an available offering in %s",
+		p.np.Name, allowed, zoneCTText(p.reqs.Get(corev1.LabelTopologyZone), p.reqs.Get(nsv1.LabelCapacityType)))
 }
 
 // explainNode says whether n can take one pod of c on its strictest rung
