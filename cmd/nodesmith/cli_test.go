@@ -130,9 +130,8 @@ func TestPlanPrintsTheMetricsFigures(t *testing.T) {
 		{"c6g.xlarge", "on-demand", "0.136", "us-east-1a"}, {"r6g.large", "spot", "0.0421", "us-east-1c"},
 	} {
 		name := string(rune('a' + i))
-		q := resource.MustParse(c.price)
 		claim := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "claim-" + name, Labels: map[string]string{nsv1.LabelNodePool: "general"}},
-			Status: nsv1.NodeClaimStatus{NodeName: "node-" + name, InstanceType: c.it, CapacityType: c.ct, Zone: c.zone, Price: &q}}
+			Status: nsv1.NodeClaimStatus{NodeName: "node-" + name, InstanceType: c.it, CapacityType: c.ct, Zone: c.zone, Price: c.price}}
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-" + name}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi")}}}
 		objs = append(objs, claim, node)

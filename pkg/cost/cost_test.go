@@ -15,10 +15,7 @@ import (
 func claim(name, pool, ct, it, price, node string) *nsv1.NodeClaim {
 	c := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{nsv1.LabelNodePool: pool}}}
 	c.Status.CapacityType, c.Status.InstanceType, c.Status.NodeName = ct, it, node
-	if price != "" {
-		q := resource.MustParse(price)
-		c.Status.Price = &q
-	}
+	c.Status.Price = price
 	c.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi")}
 	return c
 }

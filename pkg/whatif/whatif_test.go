@@ -64,8 +64,7 @@ func nodesmithNode(name, it, ct, zone, price string, cpu, mem string) (nsv1.Node
 	c := nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name + "-claim", Labels: map[string]string{nsv1.LabelNodePool: "default"},
 		CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}}
 	c.Spec.NodeClassRef = &nsv1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: "default"}
-	q := resource.MustParse(price)
-	c.Status = nsv1.NodeClaimStatus{NodeName: name, InstanceType: it, CapacityType: ct, Zone: zone, Price: &q,
+	c.Status = nsv1.NodeClaimStatus{NodeName: name, InstanceType: it, CapacityType: ct, Zone: zone, Price: price,
 		ProviderID: "aws:///" + zone + "/i-" + name}
 	lifecycle.SetCondition(&c.Status.Conditions, lifecycle.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.NewTime(now.Add(-50*time.Minute)))
 	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{

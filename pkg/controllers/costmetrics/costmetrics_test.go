@@ -38,9 +38,8 @@ func launched(t *testing.T, name, pool, it, ct, price string) *nsv1.NodeClaim {
 	if err := h.Direct.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	q := resource.MustParse(price)
 	c.Status = nsv1.NodeClaimStatus{ProviderID: "aws:///us-east-1a/i-" + name, NodeName: name + "-node", InstanceType: it,
-		CapacityType: ct, Zone: "us-east-1a", Price: &q,
+		CapacityType: ct, Zone: "us-east-1a", Price: price,
 		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi")}}
 	if err := h.Direct.Status().Update(ctx, c); err != nil {
 		t.Fatal(err)
