@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nodesmith/nodesmith/pkg/kubesnapshot"
@@ -48,7 +51,15 @@ func TestSnapshotReadsTheCluster(t *testing.T) {
 		}
 	})
 
-	snap, warnings, err := kubesnapshot.Take(ctx, env.Client, "envtest", time.Now())
+	// Through a kubeconfig, as the CLI connects.
+	kube, name, err := kubesnapshot.Connect(writeKubeconfig(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != "envtest" {
+		t.Errorf("context = %q, want the kubeconfig's current context", name)
+	}
+	snap, warnings, err := kubesnapshot.Take(ctx, kube, name, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,4 +111,21 @@ func TestSnapshotReadsTheCluster(t *testing.T) {
 	if r.Provisionable || r.NotProvisionable == "" || len(r.Pools) == 0 {
 		t.Errorf("explain = %+v", r)
 	}
+}
+
+// writeKubeconfig writes a kubeconfig for the test API server whose current
+// context is envtest.
+func writeKubeconfig(t *testing.T) string {
+	t.Helper()
+	cfg := env.Config
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
+	kc.CurrentContext = "envtest"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
