@@ -176,7 +176,7 @@ func writePodReport(w io.Writer, r *whatif.PodReport, types int) {
 		}
 	}
 	if len(r.Nodes) > 0 {
-		fmt.Fprintln(w, "\nexisting nodes")
+		fmt.Fprintln(w, "\nexisting nodes, before the other pending pods take their room")
 		writeNodeFits(w, r.Nodes)
 	}
 }
