@@ -2,7 +2,6 @@ package v1
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -15,6 +14,7 @@ import (
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=".status.instanceType"
 // +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=".status.capacityType"
 // +kubebuilder:printcolumn:name="Zone",type=string,JSONPath=".status.zone"
+// +kubebuilder:printcolumn:name="Price",type=string,JSONPath=".status.price",description="USD per hour at launch"
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=".status.nodeName"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
@@ -95,9 +95,12 @@ type NodeClaimStatus struct {
 	// CapacityType is spot or on-demand.
 	// +optional
 	CapacityType string `json:"capacityType,omitempty"`
-	// Price in USD per hour at launch.
+	// Price is what the instance cost in USD per hour at launch, as a
+	// decimal string ("0.0342"), so kubectl shows it as written.
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
-	Price *resource.Quantity `json:"price,omitempty"`
+	Price string `json:"price,omitempty"`
 	// Capacity of the instance.
 	// +optional
 	Capacity corev1.ResourceList `json:"capacity,omitempty"`

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodesmith/nodesmith/examples/scenarios"
+	"github.com/nodesmith/nodesmith/pkg/cost"
 	"github.com/nodesmith/nodesmith/pkg/simulator"
 	"github.com/nodesmith/nodesmith/pkg/simulator/output"
 	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
@@ -36,6 +37,14 @@ give the same CSV.
 
 --scenario takes a file path or the name of a built-in example
 (` + exampleNames() + `).`,
+		Example: `  # the default scenario into ./out
+  nodesmith simulate
+
+  # a built-in scenario by name, another seed
+  nodesmith simulate --scenario ice-window --seed 7 --out /tmp/ice
+
+  # your own scenario file
+  nodesmith simulate --scenario my-scenario.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc, err := loadScenario(file)
@@ -122,6 +131,10 @@ func runSimulation(ctx context.Context, stdout io.Writer, sc *scenario.Scenario,
 		return err
 	}
 	output.WriteSummary(stdout, res)
+	if at, b := peakFleet(res); b.Nodes > 0 {
+		fmt.Fprintf(stdout, "  fleet at peak   %s/h at %s, at launch prices:\n", dollars(b.PerHour), output.FormatDuration(at))
+		writeBreakdown(stdout, "    ", b)
+	}
 	fmt.Fprintf(stdout, "  simulated in    %s wall; wrote %s\n", wall.Round(time.Millisecond),
 		filepath.Join(dir, "{timeline.csv,timeline.png,report.md}"))
 	return nil
@@ -151,6 +164,25 @@ func writeOutputs(dir string, res *output.Result) error {
 		}
 	}
 	return nil
+}
+
+// peakFleet is the fleet when it cost the most, by pool, capacity type and
+// instance type at launch prices: the figures plan prints for a cluster.
+func peakFleet(res *output.Result) (time.Duration, cost.Breakdown) {
+	var at time.Duration
+	best := -1.0
+	for _, s := range res.Samples {
+		if s.CostPerHour > best {
+			at, best = s.T, s.CostPerHour
+		}
+	}
+	var items []cost.Item
+	for _, l := range res.Launches {
+		if l.LaunchedAt <= at && (at < l.TerminatedAt || !l.Terminated) {
+			items = append(items, cost.Item{NodePool: l.Pool, CapacityType: l.CapacityType, InstanceType: l.InstanceType, PerHour: l.Price})
+		}
+	}
+	return at, cost.Sum(items)
 }
 
 // isTerminal reports whether w is a character device (an interactive terminal).

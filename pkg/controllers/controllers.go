@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/controllers/costmetrics"
 	"github.com/nodesmith/nodesmith/pkg/controllers/emptiness"
 	nsevents "github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/garbagecollection"
@@ -124,6 +125,7 @@ func New(cfg Config) (*Set, error) {
 	s.Singletons = append(s.Singletons,
 		prov,
 		garbagecollection.New(kube, cloud, clk, rec, m, garbagecollection.Options{Interval: o.GCInterval, Grace: o.GCGrace}),
+		costmetrics.New(cluster, m, costmetrics.DefaultInterval),
 	)
 	return s, nil
 }

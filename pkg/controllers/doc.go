@@ -13,6 +13,8 @@
 //   - garbagecollection: orphan instances and claims whose instance vanished;
 //   - nodepool: status, usage against limits and readiness;
 //   - emptiness: removes empty nodes after consolidateAfter within budgets;
+//   - costmetrics: the fleet's $/h by pool, capacity type and instance type
+//     and by namespace, as metrics (a singleton, pkg/cost's figures);
 //   - events: typed, de-duplicated Events.
 //
 // Every reconciler follows one skeleton: get the object, put the finalizer on

@@ -14,6 +14,8 @@ const (
 	LabelResource     = "resource"
 	LabelMethod       = "method"
 	LabelError        = "error"
+	LabelInstanceType = "instance_type"
+	LabelNamespace    = "namespace"
 )
 
 // Metrics holds every collector the controller updates.
@@ -32,6 +34,8 @@ type Metrics struct {
 	NodePoolUsage *prometheus.GaugeVec
 	NodePoolLimit *prometheus.GaugeVec
 	CostPerHour   *prometheus.GaugeVec
+	CostNamespace *prometheus.GaugeVec
+	CostIdle      prometheus.Gauge
 
 	CloudCalls    *prometheus.CounterVec
 	CloudErrors   *prometheus.CounterVec
@@ -68,8 +72,13 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			LabelNodePool, LabelReason),
 		NodePoolUsage: gauge("nodepool_usage", "Resources launched by a NodePool.", LabelNodePool, LabelResource),
 		NodePoolLimit: gauge("nodepool_limit", "A NodePool's limits.", LabelNodePool, LabelResource),
-		CostPerHour: gauge("cost_dollars_per_hour", "Launch price of the running instances in USD per hour.",
-			LabelNodePool, LabelCapacityType),
+		CostPerHour: gauge("cost_dollars_per_hour", "Launch price of the running and launching instances in USD per hour (NodeClaim status.price).",
+			LabelNodePool, LabelCapacityType, LabelInstanceType),
+		CostNamespace: gauge("cost_namespace_dollars_per_hour",
+			"Each namespace's share of the fleet's USD per hour: per node, its price times the mean over cpu and memory of the fraction of allocatable the namespace's pods request.",
+			LabelNamespace),
+		CostIdle: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "cost_idle_dollars_per_hour",
+			Help: "The fleet's USD per hour that no pod requests; with the namespaces' shares it adds up to the fleet."}),
 		CloudCalls:  counter("cloudprovider_calls_total", "Cloud provider calls.", LabelMethod),
 		CloudErrors: counter("cloudprovider_errors_total", "Cloud provider calls that failed, by error class.", LabelMethod, LabelError),
 		CloudDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -81,7 +90,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	for _, c := range []prometheus.Collector{
 		m.SchedulingDuration, m.QueueDepth, m.PodsPending, m.PodsUnschedulable,
 		m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered, m.NodeClaimsInitialized, m.NodeClaimsTerminated,
-		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CloudCalls, m.CloudErrors, m.CloudDuration,
+		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CostNamespace, m.CostIdle, m.CloudCalls, m.CloudErrors, m.CloudDuration,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, err

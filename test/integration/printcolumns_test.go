@@ -41,14 +41,13 @@ func TestPrinterColumns(t *testing.T) {
 	if err := env.Client.Create(ctx, nc); err != nil {
 		t.Fatal(err)
 	}
-	price := resource.MustParse("0.0342")
 	nc.Status = v1.NodeClaimStatus{
 		InstanceType: "m6g.large",
 		CapacityType: v1.CapacityTypeSpot,
 		Zone:         "us-east-1b",
 		NodeName:     "ip-10-0-1-23.ec2.internal",
 		ProviderID:   "aws:///us-east-1b/i-0123456789abcdef0",
-		Price:        &price,
+		Price:        "0.0342",
 		Conditions:   []metav1.Condition{readyCondition()},
 	}
 	if err := env.Client.Status().Update(ctx, nc); err != nil {
@@ -73,9 +72,9 @@ func TestPrinterColumns(t *testing.T) {
 		{
 			name:    "nodeclaims",
 			path:    "/apis/nodesmith.sh/v1/nodeclaims/columns-claim",
-			columns: []string{"Name", "Type", "Capacity", "Zone", "Node", "Ready", "Age", "ProviderID", "NodePool"},
+			columns: []string{"Name", "Type", "Capacity", "Zone", "Price", "Node", "Ready", "Age", "ProviderID", "NodePool"},
 			wantCells: map[string]any{
-				"Name": "columns-claim", "Type": "m6g.large", "Capacity": "spot", "Zone": "us-east-1b",
+				"Name": "columns-claim", "Type": "m6g.large", "Capacity": "spot", "Zone": "us-east-1b", "Price": "0.0342",
 				"Node": "ip-10-0-1-23.ec2.internal", "Ready": "True",
 				"ProviderID": "aws:///us-east-1b/i-0123456789abcdef0", "NodePool": "default",
 			},

@@ -171,8 +171,7 @@ func (f *CloudProvider) Create(_ context.Context, claim *nsv1.NodeClaim) (*nsv1.
 	out.Status.Zone = off.Zone
 	out.Status.CapacityType = off.CapacityType
 	out.Status.ImageID = "ami-fake"
-	price := resource.MustParse(fmt.Sprintf("%.4f", off.Price))
-	out.Status.Price = &price
+	out.Status.Price = nsv1.FormatPrice(off.Price)
 	out.Status.Capacity = it.Capacity.DeepCopy()
 	out.Status.Allocatable = it.Capacity.DeepCopy()
 	f.instances[id] = out.DeepCopy()

@@ -143,10 +143,10 @@ func PopulateStatus(claim, created *nsv1.NodeClaim) {
 }
 
 func priceString(claim *nsv1.NodeClaim) string {
-	if claim.Status.Price == nil {
+	if claim.Status.Price == "" {
 		return "?"
 	}
-	return claim.Status.Price.String()
+	return claim.Status.Price
 }
 
 // launch is the controller's phase: it launches claims the provisioner did not.

@@ -71,7 +71,7 @@ func TestLaunch(t *testing.T) {
 				}
 				return
 			}
-			if got.Status.InstanceType != tt.wantType || got.Status.CapacityType != tt.wantCapacity || got.Status.ProviderID == "" || got.Status.Price == nil {
+			if got.Status.InstanceType != tt.wantType || got.Status.CapacityType != tt.wantCapacity || got.Status.ProviderID == "" || got.Status.Price == "" {
 				t.Fatalf("status = %+v, want %s %s with providerID and price", got.Status, tt.wantType, tt.wantCapacity)
 			}
 			if got.Labels[corev1.LabelInstanceTypeStable] != tt.wantType || got.Labels[nsv1.LabelCapacityType] != tt.wantCapacity {

@@ -3,12 +3,9 @@ package nodepool
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -92,7 +89,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	lifecycle.SetCondition(&pool.Status.Conditions, classReady, pool.Generation, now)
 	lifecycle.SetCondition(&pool.Status.Conditions, lifecycle.PoolReady(pool.Status.Conditions), pool.Generation, now)
-	c.export(pool, items)
+	c.export(pool)
 	if equality.Semantic.DeepEqual(base.Status, pool.Status) {
 		return reconcile.Result{}, nil
 	}
@@ -130,7 +127,9 @@ func (c *Controller) nodeClassReady(ctx context.Context, pool *nsv1.NodePool) (m
 	return lifecycle.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nil
 }
 
-func (c *Controller) export(pool *nsv1.NodePool, claims []*nsv1.NodeClaim) {
+// export sets the pool's usage and limit gauges; its cost is exported by
+// pkg/controllers/cost with the rest of the fleet's.
+func (c *Controller) export(pool *nsv1.NodePool) {
 	for name, q := range pool.Status.Resources {
 		c.metrics.NodePoolUsage.WithLabelValues(pool.Name, string(name)).Set(q.AsApproximateFloat64())
 	}
@@ -138,26 +137,4 @@ func (c *Controller) export(pool *nsv1.NodePool, claims []*nsv1.NodeClaim) {
 	for name, q := range pool.Spec.Limits {
 		c.metrics.NodePoolLimit.WithLabelValues(pool.Name, string(name)).Set(q.AsApproximateFloat64())
 	}
-	cost := map[string]float64{nsv1.CapacityTypeSpot: 0, nsv1.CapacityTypeOnDemand: 0}
-	for _, cl := range claims {
-		if cl.Status.Price != nil && cl.DeletionTimestamp.IsZero() {
-			cost[cl.Status.CapacityType] += priceOf(cl.Status.Price)
-		}
-	}
-	keys := make([]string, 0, len(cost))
-	for k := range cost {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, ct := range keys {
-		c.metrics.CostPerHour.WithLabelValues(pool.Name, ct).Set(cost[ct])
-	}
-}
-
-func priceOf(q *resource.Quantity) float64 {
-	f, err := strconv.ParseFloat(q.AsDec().String(), 64)
-	if err != nil {
-		return q.AsApproximateFloat64()
-	}
-	return f
 }

@@ -146,38 +146,14 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 			return nil, fmt.Errorf("listing %T for the cluster snapshot: %w", l, err)
 		}
 	}
-	s := &Snapshot{PodsByNode: map[string][]*corev1.Pod{}, NodeByID: map[string]*corev1.Node{}, ClaimByNode: map[string]*nsv1.NodeClaim{}}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		s.Pods = append(s.Pods, p)
-		if p.Spec.NodeName != "" {
-			s.PodsByNode[p.Spec.NodeName] = append(s.PodsByNode[p.Spec.NodeName], p)
-		}
+	return provisioning.NewSnapshot(ptrs(pods.Items), ptrs(nodes.Items), ptrs(claims.Items), ptrs(pools.Items),
+		ptrs(dss.Items), ptrs(pdbs.Items)), nil
+}
+
+func ptrs[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
 	}
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		s.Nodes = append(s.Nodes, n)
-		if n.Spec.ProviderID != "" {
-			s.NodeByID[n.Spec.ProviderID] = n
-		}
-	}
-	for i := range claims.Items {
-		cl := &claims.Items[i]
-		s.NodeClaims = append(s.NodeClaims, cl)
-		if cl.Status.NodeName != "" {
-			s.ClaimByNode[cl.Status.NodeName] = cl
-		} else if n, ok := s.NodeByID[cl.Status.ProviderID]; ok && cl.Status.ProviderID != "" {
-			s.ClaimByNode[n.Name] = cl
-		}
-	}
-	for i := range pools.Items {
-		s.NodePools = append(s.NodePools, &pools.Items[i])
-	}
-	for i := range dss.Items {
-		s.DaemonSets = append(s.DaemonSets, &dss.Items[i])
-	}
-	for i := range pdbs.Items {
-		s.PDBs = append(s.PDBs, &pdbs.Items[i])
-	}
-	return s, nil
+	return out
 }

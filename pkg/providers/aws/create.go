@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
@@ -364,8 +362,7 @@ func (p *Provider) launched(claim *nsv1.NodeClaim, res *Resolved, pl plan.Plan, 
 			}
 		}
 	}
-	q := resource.MustParse(strconv.FormatFloat(price, 'f', 6, 64))
-	c.Status.Price = &q
+	c.Status.Price = nsv1.FormatPrice(price)
 	return c
 }
 

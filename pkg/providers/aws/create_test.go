@@ -35,7 +35,7 @@ func TestCreateLaunchesAndFillsStatus(t *testing.T) {
 	if got.Status.ImageID != in.ImageID || got.Status.ImageID == "" {
 		t.Errorf("image = %q, instance booted %q", got.Status.ImageID, in.ImageID)
 	}
-	if got.Status.Price == nil || got.Status.Price.IsZero() {
+	if p, ok := got.Status.PriceUSD(); !ok || p == 0 {
 		t.Error("price missing")
 	}
 	if got.Status.Allocatable.Cpu().Cmp(*got.Status.Capacity.Cpu()) >= 0 || got.Status.Allocatable.Cpu().IsZero() {

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
@@ -215,8 +213,7 @@ func (p *Provider) claimFor(in Instance) *nsv1.NodeClaim {
 				price = spec.SpotPrice
 			}
 		}
-		q := resource.MustParse(strconv.FormatFloat(price, 'f', 6, 64))
-		c.Status.Price = &q
+		c.Status.Price = nsv1.FormatPrice(price)
 	}
 	return c
 }

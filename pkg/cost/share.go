@@ -1,0 +1,101 @@
+package cost
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
+)
+
+// Shares is a fleet's $/h split by the namespaces whose pods request it;
+// Idle is what no pod requests. The shares and Idle add up to the fleet.
+type Shares struct {
+	ByNamespace map[string]float64 `json:"byNamespace"`
+	Idle        float64            `json:"idle"`
+}
+
+// Share splits one node's price among the namespaces of its pods. Each
+// pod's weight is the mean, over cpu and memory, of its requests as a
+// fraction of allocatable; weights that add up past 1 are scaled down.
+// Finished pods request nothing.
+func Share(price float64, allocatable corev1.ResourceList, pods []*corev1.Pod) Shares {
+	out := Shares{ByNamespace: map[string]float64{}}
+	cpu, mem := allocatable.Cpu().MilliValue(), allocatable.Memory().Value()
+	weights := map[string]float64{}
+	total := 0.0
+	for _, p := range pods {
+		if lifecycle.IsTerminal(p) {
+			continue
+		}
+		req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+		w, dims := 0.0, 0
+		if cpu > 0 {
+			w += min(1, float64(req.Cpu().MilliValue())/float64(cpu))
+			dims++
+		}
+		if mem > 0 {
+			w += min(1, float64(req.Memory().Value())/float64(mem))
+			dims++
+		}
+		if dims == 0 {
+			continue
+		}
+		w /= float64(dims)
+		weights[p.Namespace] += w
+		total += w
+	}
+	scale := 1.0
+	if total > 1 {
+		scale = 1 / total
+	}
+	used := 0.0
+	for ns, w := range weights {
+		out.ByNamespace[ns] = price * w * scale
+		used += w * scale
+	}
+	out.Idle = price * max(0, 1-used)
+	return out
+}
+
+// Add adds o into s.
+func (s *Shares) Add(o Shares) {
+	if s.ByNamespace == nil {
+		s.ByNamespace = map[string]float64{}
+	}
+	for ns, v := range o.ByNamespace {
+		s.ByNamespace[ns] += v
+	}
+	s.Idle += o.Idle
+}
+
+// Fleet is the $/h of the Nodesmith fleet in snap (every live claim with a
+// price) and its split by namespace. A claim whose node has not registered
+// is idle; a node's allocatable comes from the Node, else from the claim.
+func Fleet(snap *provisioning.Snapshot) (Breakdown, Shares) {
+	items := Claims(snap.NodeClaims)
+	shares := Shares{ByNamespace: map[string]float64{}}
+	nodes := make(map[string]*corev1.Node, len(snap.Nodes))
+	for _, n := range snap.Nodes {
+		nodes[n.Name] = n
+	}
+	for _, c := range snap.NodeClaims {
+		if !c.DeletionTimestamp.IsZero() {
+			continue
+		}
+		price, ok := c.Status.PriceUSD()
+		if !ok {
+			continue
+		}
+		alloc := c.Status.Allocatable
+		var pods []*corev1.Pod
+		if c.Status.NodeName != "" {
+			pods = snap.PodsByNode[c.Status.NodeName]
+			if n := nodes[c.Status.NodeName]; n != nil && len(n.Status.Allocatable) > 0 {
+				alloc = n.Status.Allocatable
+			}
+		}
+		shares.Add(Share(price, alloc, pods))
+	}
+	return Sum(items), shares
+}

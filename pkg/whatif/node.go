@@ -1,0 +1,185 @@
+package whatif
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+)
+
+// NodeReport is where one node stands on voluntary disruption: what runs on
+// it, each disruption method's verdict (Checks) and the pool's budgets.
+type NodeReport struct {
+	NodeFacts
+	// Managed is false for nodes no NodeClaim backs: Nodesmith never
+	// disrupts those.
+	Managed bool      `json:"managed"`
+	Pods    []PodFact `json:"pods,omitempty"`
+	// Checks hold one verdict per disruption method. Today the controller
+	// removes empty nodes only, so there is one, Empty; consolidation of
+	// under-used nodes and drift add their own verdicts, with their skip
+	// reasons, in the same shape.
+	Checks []Check `json:"checks,omitempty"`
+	// Budgets are the pool's disruption budgets at the snapshot's time.
+	Budgets []BudgetStatus `json:"budgets,omitempty"`
+	// PoolNodes and Disrupting count the pool's claims and those being
+	// deleted, which the budgets are taken from.
+	PoolNodes  int `json:"poolNodes,omitempty"`
+	Disrupting int `json:"disrupting,omitempty"`
+	// Notes are what a snapshot cannot show.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// PodFact is one pod on the node and how it counts for disruption.
+type PodFact struct {
+	Pod string `json:"pod"`
+	// Kind is workload, daemonset, static or finished; only workload pods
+	// keep a node from being empty.
+	Kind string `json:"kind"`
+	// DoNotDisrupt is why the pod blocks voluntary disruption, if it does.
+	DoNotDisrupt string `json:"doNotDisrupt,omitempty"`
+}
+
+// Check is one disruption method's verdict on the node.
+type Check struct {
+	// Method is the disruption reason (nsv1.DisruptionReason): Empty today.
+	Method string `json:"method"`
+	// Candidate says the node would be disrupted for Method now.
+	Candidate bool   `json:"candidate"`
+	Reason    string `json:"reason"`
+	// EligibleAt is when the node became (or becomes) eligible, if known.
+	EligibleAt *metav1.Time `json:"eligibleAt,omitempty"`
+	// Allowed is how many more of the pool's nodes the budgets let be
+	// disrupted for Method now.
+	Allowed *int `json:"allowed,omitempty"`
+}
+
+// BudgetStatus is one budget at the snapshot's time.
+type BudgetStatus struct {
+	Nodes    string   `json:"nodes"`
+	Schedule string   `json:"schedule,omitempty"`
+	Duration string   `json:"duration,omitempty"`
+	Reasons  []string `json:"reasons,omitempty"`
+	// Active says the budget applies now (always, or inside its window).
+	Active bool `json:"active"`
+	// Allows is how many of the pool's nodes it lets be disrupted at once.
+	Allows int `json:"allows"`
+}
+
+// ExplainNode reports on node name as the emptiness controller would see
+// it at the snapshot's time.
+func ExplainNode(snap *Snapshot, name string, opts Options) (*NodeReport, error) {
+	w, err := newWorld(snap, opts)
+	if err != nil {
+		return nil, err
+	}
+	var node *corev1.Node
+	for _, n := range w.idx.Nodes {
+		if n.Name == name {
+			node = n
+		}
+	}
+	if node == nil {
+		return nil, fmt.Errorf("node %s is not in the snapshot", name)
+	}
+	now := snap.TakenAt.Time
+	r := &NodeReport{NodeFacts: w.nodeFacts(name)}
+	pods := w.idx.PodsByNode[name]
+	for _, p := range pods {
+		pf := PodFact{Pod: p.Namespace + "/" + p.Name, Kind: "workload"}
+		switch {
+		case lifecycle.IsTerminal(p):
+			pf.Kind = "finished"
+		case lifecycle.IsDaemonSetPod(p):
+			pf.Kind = "daemonset"
+		case lifecycle.IsOwnedByNode(p):
+			pf.Kind = "static"
+		}
+		if blocked, _, why := lifecycle.DoNotDisrupt(p, now); blocked {
+			pf.DoNotDisrupt = why
+		}
+		r.Pods = append(r.Pods, pf)
+	}
+	claim := w.idx.ClaimByNode[name]
+	if claim == nil {
+		r.Notes = append(r.Notes, "no NodeClaim backs this node: Nodesmith did not launch it and never disrupts it")
+		return r, nil
+	}
+	r.Managed = true
+	var pool *nsv1.NodePool
+	for _, np := range w.idx.NodePools {
+		if np.Name == claim.Labels[nsv1.LabelNodePool] {
+			pool = np
+		}
+	}
+	if pool == nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("its NodePool %q is not in the snapshot", claim.Labels[nsv1.LabelNodePool]))
+		return r, nil
+	}
+	var poolClaims []*nsv1.NodeClaim
+	for _, c := range w.idx.NodeClaims {
+		if c.Labels[nsv1.LabelNodePool] == pool.Name {
+			poolClaims = append(poolClaims, c)
+			if !c.DeletionTimestamp.IsZero() {
+				r.Disrupting++
+			}
+		}
+	}
+	r.PoolNodes = len(poolClaims)
+	r.Budgets = budgets(pool.Spec.Disruption.Budgets, len(poolClaims), now)
+	v := lifecycle.EmptinessVerdict(lifecycle.EmptinessInput{Claim: claim, Node: node, Pool: pool, Pods: pods,
+		PoolClaims: poolClaims, Now: now})
+	check := Check{Method: string(nsv1.DisruptionReasonEmpty), Candidate: v.Delete, Reason: v.Reason}
+	if !v.EligibleAt.IsZero() {
+		at := metav1.NewTime(v.EligibleAt)
+		check.EligibleAt = &at
+	}
+	if allowed, err := lifecycle.AllowedDisruptions(pool.Spec.Disruption.Budgets, nsv1.DisruptionReasonEmpty, len(poolClaims), r.Disrupting, now); err == nil {
+		check.Allowed = &allowed
+	} else {
+		check.Reason += "; " + err.Error()
+	}
+	if v.Busy {
+		check.Reason = "runs workload pods"
+	}
+	r.Checks = append(r.Checks, check)
+	r.Notes = append(r.Notes, "the controller also keeps an empty node while pods are nominated to it; nominations live in its memory and are not in a snapshot")
+	return r, nil
+}
+
+// budgets reports each budget: whether it is active at now and how many of
+// total nodes it lets be disrupted.
+func budgets(bs []nsv1.Budget, total int, now time.Time) []BudgetStatus {
+	if len(bs) == 0 {
+		bs = []nsv1.Budget{{Nodes: "10%"}}
+	}
+	var out []BudgetStatus
+	for _, b := range bs {
+		st := BudgetStatus{Nodes: b.Nodes}
+		if b.Schedule != nil {
+			st.Schedule = *b.Schedule
+		}
+		if b.Duration != nil {
+			st.Duration = b.Duration.Duration.String()
+		}
+		for _, r := range b.Reasons {
+			st.Reasons = append(st.Reasons, string(r))
+		}
+		// A budget of zero nodes with b's window allows nothing exactly
+		// when the window is open: that is how lifecycle says "active".
+		probe := b
+		probe.Nodes, probe.Reasons = "0", nil
+		if n, err := lifecycle.AllowedDisruptions([]nsv1.Budget{probe}, nsv1.DisruptionReasonEmpty, 1, 0, now); err == nil {
+			st.Active = n == 0
+		}
+		one := b
+		one.Reasons = nil
+		st.Allows, _ = lifecycle.AllowedDisruptions([]nsv1.Budget{{Nodes: one.Nodes}}, nsv1.DisruptionReasonEmpty, total, 0, now)
+		out = append(out, st)
+	}
+	return out
+}

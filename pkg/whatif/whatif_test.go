@@ -1,0 +1,321 @@
+package whatif
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apitypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+)
+
+var now = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+func nodePool(name string, reqs ...nsv1.NodeSelectorRequirementWithMinValues) nsv1.NodePool {
+	np := nsv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	np.Spec.Template.Spec.NodeClassRef = &nsv1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: "default"}
+	np.Spec.Template.Spec.Requirements = reqs
+	return np
+}
+
+func req(key string, op corev1.NodeSelectorOperator, values ...string) nsv1.NodeSelectorRequirementWithMinValues {
+	return nsv1.NodeSelectorRequirementWithMinValues{Key: key, Operator: op, Values: values}
+}
+
+func nodeClass() awsv1.EC2NodeClass {
+	return awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: awsv1.EC2NodeClassSpec{
+		AMISelectorTerms: []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}}, Role: ptr.To("role"),
+		SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"a": "b"}}},
+		SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"a": "b"}}},
+	}}
+}
+
+func pendingPod(name, cpu, mem string) corev1.Pod {
+	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: apitypes.UID("uid-" + name)},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled,
+			Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
+	return p
+}
+
+func boundPod(name, node, cpu, mem string) corev1.Pod {
+	p := pendingPod(name, cpu, mem)
+	p.Spec.NodeName = node
+	p.Status = corev1.PodStatus{Phase: corev1.PodRunning}
+	return p
+}
+
+// nodesmithNode is a registered, initialized claim of pool default and its node.
+func nodesmithNode(name, it, ct, zone, price string, cpu, mem string) (nsv1.NodeClaim, corev1.Node) {
+	c := nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name + "-claim", Labels: map[string]string{nsv1.LabelNodePool: "default"},
+		CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}}
+	c.Spec.NodeClassRef = &nsv1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: "default"}
+	c.Status = nsv1.NodeClaimStatus{NodeName: name, InstanceType: it, CapacityType: ct, Zone: zone, Price: price,
+		ProviderID: "aws:///" + zone + "/i-" + name}
+	lifecycle.SetCondition(&c.Status.Conditions, lifecycle.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.NewTime(now.Add(-50*time.Minute)))
+	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		corev1.LabelInstanceTypeStable: it, corev1.LabelTopologyZone: zone, nsv1.LabelCapacityType: ct, nsv1.LabelNodePool: "default",
+		corev1.LabelHostname: name}},
+		Spec: corev1.NodeSpec{ProviderID: c.Status.ProviderID},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu),
+			corev1.ResourceMemory: resource.MustParse(mem), corev1.ResourcePods: resource.MustParse("29")}}}
+	return c, n
+}
+
+func baseSnapshot() *Snapshot {
+	c1, n1 := nodesmithNode("node-a", "m6g.large", "spot", "us-east-1a", "0.0342", "1930m", "6Gi")
+	c2, n2 := nodesmithNode("node-b", "c6g.xlarge", "on-demand", "us-east-1b", "0.136", "3920m", "6Gi")
+	ds := appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "proxy"}}
+	ds.Spec.Template.Spec.Containers = []corev1.Container{{Name: "p", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}}}}
+	s := &Snapshot{APIVersion: SnapshotAPIVersion, Kind: SnapshotKind, TakenAt: metav1.NewTime(now),
+		NodePools:      []nsv1.NodePool{nodePool("default", req(nsv1.LabelCapacityType, corev1.NodeSelectorOpIn, "spot", "on-demand"))},
+		EC2NodeClasses: []awsv1.EC2NodeClass{nodeClass()},
+		NodeClaims:     []nsv1.NodeClaim{c1, c2}, Nodes: []corev1.Node{n1, n2}, DaemonSets: []appsv1.DaemonSet{ds},
+	}
+	for i, n := range []string{"node-a", "node-a", "node-b", "node-b", "node-b"} {
+		s.Pods = append(s.Pods, boundPod("web-"+string(rune('0'+i)), n, "500m", "1Gi"))
+	}
+	return s
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestPlanRepack(t *testing.T) {
+	s := baseSnapshot()
+	r, err := Plan(s, ModeRepack, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Pods != 5 || len(r.Unschedulable) != 0 || r.Nominated != 0 || r.New.Nodes == 0 {
+		t.Fatalf("plan = %+v, want the 5 web pods on new nodes", r)
+	}
+	if r.LowerBound <= 0 || r.LowerBound > r.New.PerHour+1e-9 {
+		t.Errorf("lower bound %v against the plan's %v", r.LowerBound, r.New.PerHour)
+	}
+	if !near(r.Nodesmith.PerHour, 0.0342+0.136) || r.Nodesmith.Nodes != 2 || r.Other.Nodes != 0 {
+		t.Errorf("current = %+v / %+v, want the two claims' prices", r.Nodesmith, r.Other)
+	}
+	placed := 0
+	for _, c := range r.Claims {
+		placed += c.Pods
+		if c.Options == 0 || c.PerHour <= 0 {
+			t.Errorf("claim %+v has no priced option", c)
+		}
+	}
+	if placed != 5 {
+		t.Errorf("claims hold %d pods, want 5", placed)
+	}
+}
+
+func TestPlanPending(t *testing.T) {
+	s := baseSnapshot()
+	s.Pods = append(s.Pods, pendingPod("fits", "500m", "1Gi"), pendingPod("huge", "5000", "1Gi"))
+	r, err := Plan(s, ModePending, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Pods != 2 || r.Nominated != 1 || len(r.Unschedulable) != 1 || r.Unschedulable[0].Pod != "default/huge" || r.New.Nodes != 0 {
+		t.Fatalf("plan = %+v, want fits nominated to a node with room and huge unschedulable", r)
+	}
+	if !strings.Contains(r.Unschedulable[0].Reason, "needs 5e+03 cpu") {
+		t.Errorf("reason = %q", r.Unschedulable[0].Reason)
+	}
+}
+
+func TestPlanPricesOtherNodesFromTheCatalog(t *testing.T) {
+	specs, err := catalog.Specs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var od float64
+	for _, sp := range specs {
+		if sp.Name == "m5.large" {
+			od = sp.OnDemandPrice
+		}
+	}
+	s := baseSnapshot()
+	s.Nodes = append(s.Nodes,
+		corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "karpenter-node", Labels: map[string]string{
+			corev1.LabelInstanceTypeStable: "m5.large", corev1.LabelTopologyZone: "us-east-1a",
+			"karpenter.sh/capacity-type": "on-demand", "karpenter.sh/nodepool": "general"}}},
+		corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "mystery", Labels: map[string]string{corev1.LabelInstanceTypeStable: "x9.huge"}}})
+	r, err := Plan(s, ModeRepack, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Other.Lines) != 1 || r.Other.Lines[0].NodePool != "karpenter:general" || !near(r.Other.PerHour, od) {
+		t.Errorf("other = %+v, want m5.large on demand at %v", r.Other, od)
+	}
+	if len(r.Unpriced) != 1 || r.Unpriced[0] != "mystery" {
+		t.Errorf("unpriced = %v", r.Unpriced)
+	}
+	if !near(r.Current(), r.Nodesmith.PerHour+od) {
+		t.Errorf("current = %v", r.Current())
+	}
+}
+
+func TestPlanLeavesOutPoolsItCannotUse(t *testing.T) {
+	s := baseSnapshot()
+	orphan := nodePool("orphan")
+	orphan.Spec.Template.Spec.NodeClassRef.Name = "missing"
+	unready := nodePool("unready")
+	unready.Status.Conditions = []metav1.Condition{{Type: nsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: "NodeClassNotReady", Message: "no subnets"}}
+	s.NodePools = append(s.NodePools, orphan, unready)
+	r, err := Plan(s, ModeRepack, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PoolNote{{"orphan", "EC2NodeClass missing is not in the snapshot"}, {"unready", "not Ready: NodeClassNotReady no subnets"}}
+	if len(r.LeftOut) != 2 || r.LeftOut[0] != want[0] || r.LeftOut[1] != want[1] {
+		t.Errorf("left out = %+v, want %+v", r.LeftOut, want)
+	}
+}
+
+func TestUnavailableOfferingsAndNodeClassZones(t *testing.T) {
+	s := baseSnapshot()
+	s.NodePools = []nsv1.NodePool{nodePool("default", req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "m6g.large"))}
+	s.EC2NodeClasses[0].Status.Subnets = []awsv1.Subnet{{ID: "subnet-1", Zone: "us-east-1c"}, {ID: "subnet-2", Zone: "us-east-1c"}}
+	s.UnavailableOfferings = []Offering{{InstanceType: "m6g.large", CapacityType: "spot"}}
+	s.Pods, s.Nodes, s.NodeClaims = []corev1.Pod{pendingPod("p", "500m", "1Gi")}, nil, nil
+	r, err := ExplainPod(s, "default", "p", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Claim == nil || r.Claim.CapacityType != "on-demand" || r.Claim.Zone != "us-east-1c" {
+		t.Errorf("claim = %+v, want on-demand (spot marked unavailable) in the class's only zone; report %+v", r.Claim, r)
+	}
+}
+
+func TestReplaceNodePoolsWithKarpenterManifests(t *testing.T) {
+	s := baseSnapshot()
+	f, err := os.Open("../convert/testdata/karpenter-v1beta1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	warnings, err := ReplaceNodePools(s, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.NodePools) != 1 || s.NodePools[0].Name != "default" || len(s.NodePools[0].Spec.Template.Spec.Requirements) != 3 ||
+		len(s.EC2NodeClasses) != 1 || s.EC2NodeClasses[0].Spec.Role == nil || *s.EC2NodeClasses[0].Spec.Role != "KarpenterNodeRole-my-cluster" {
+		t.Fatalf("pools %+v classes %+v", s.NodePools, s.EC2NodeClasses)
+	}
+	if len(warnings) != 1 {
+		t.Errorf("warnings = %v, want the converter's one", warnings)
+	}
+	r, err := Plan(s, ModeRepack, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Claims {
+		if c.CapacityType != "spot" || !strings.HasPrefix(c.InstanceType, "c5") && !strings.HasPrefix(c.InstanceType, "c6g") &&
+			!strings.HasPrefix(c.InstanceType, "m5") && !strings.HasPrefix(c.InstanceType, "m6g") &&
+			!strings.HasPrefix(c.InstanceType, "r5") && !strings.HasPrefix(c.InstanceType, "r6g") {
+			t.Errorf("claim %+v is outside the converted pool's families or capacity type", c)
+		}
+	}
+	nodesmith := strings.NewReader("apiVersion: nodesmith.sh/v1\nkind: NodePool\nmetadata: {name: mine}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: aws.nodesmith.sh, kind: EC2NodeClass, name: default}\n  disruption: {consolidateAfter: 30s}\n")
+	warnings, err = ReplaceNodePools(s, nodesmith)
+	if err != nil || len(warnings) != 0 || s.NodePools[0].Name != "mine" || *s.NodePools[0].Spec.Disruption.ConsolidateAfter.Duration != 30*time.Second {
+		t.Errorf("nodesmith pools: %v, %v, %+v", err, warnings, s.NodePools)
+	}
+	if _, err := ReplaceNodePools(s, strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")); err == nil {
+		t.Error("a ConfigMap was taken for node pools")
+	}
+}
+
+func TestReadSnapshot(t *testing.T) {
+	b, err := yaml.Marshal(baseSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadSnapshot(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Pods) != 5 || len(s.NodeClaims) != 2 || !s.TakenAt.Equal(&metav1.Time{Time: now}) {
+		t.Errorf("read back %+v", s)
+	}
+	if _, err := ReadSnapshot(strings.NewReader("apiVersion: v1\nkind: List\n")); err == nil || !strings.Contains(err.Error(), "not a snapshot") {
+		t.Errorf("error = %v", err)
+	}
+}
+
+func TestExplainNode(t *testing.T) {
+	empty := func(s *Snapshot) { s.Pods = s.Pods[2:] } // node-a's two pods gone
+	tests := []struct {
+		name      string
+		mutate    func(*Snapshot)
+		node      string
+		candidate bool
+		reason    string
+		managed   bool
+	}{
+		{name: "busy", node: "node-a", reason: "runs workload pods", managed: true},
+		{name: "empty past consolidateAfter", node: "node-a", mutate: empty, candidate: true, reason: "has run no workload pods", managed: true},
+		{name: "empty but the budget allows nothing", node: "node-a", managed: true, reason: "disruption budget exhausted",
+			mutate: func(s *Snapshot) { empty(s); s.NodePools[0].Spec.Disruption.Budgets = []nsv1.Budget{{Nodes: "0"}} }},
+		{name: "empty but the pool never consolidates", node: "node-a", managed: true, reason: "pool never consolidates",
+			mutate: func(s *Snapshot) {
+				empty(s)
+				s.NodePools[0].Spec.Disruption.ConsolidateAfter = nsv1.MustParseNillableDuration("Never")
+			}},
+		{name: "not ours", node: "other", mutate: func(s *Snapshot) {
+			s.Nodes = append(s.Nodes, corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "other"}})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := baseSnapshot()
+			if tt.mutate != nil {
+				tt.mutate(s)
+			}
+			r, err := ExplainNode(s, tt.node, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Managed != tt.managed {
+				t.Fatalf("managed = %v", r.Managed)
+			}
+			if !tt.managed {
+				if len(r.Checks) != 0 || len(r.Notes) == 0 {
+					t.Errorf("report = %+v", r)
+				}
+				return
+			}
+			c := r.Checks[0]
+			if c.Method != "Empty" || c.Candidate != tt.candidate || !strings.Contains(c.Reason, tt.reason) {
+				t.Errorf("check = %+v, want candidate %v, reason %q", c, tt.candidate, tt.reason)
+			}
+			if r.PoolNodes != 2 || len(r.Budgets) == 0 || !r.Budgets[0].Active {
+				t.Errorf("budgets = %+v over %d nodes", r.Budgets, r.PoolNodes)
+			}
+		})
+	}
+}
+
+func TestBudgetWindows(t *testing.T) {
+	sched := func(cron string, d time.Duration) nsv1.Budget {
+		return nsv1.Budget{Nodes: "0", Schedule: ptr.To(cron), Duration: &metav1.Duration{Duration: d}}
+	}
+	got := budgets([]nsv1.Budget{{Nodes: "50%"}, sched("0 9 * * *", 8*time.Hour), sched("0 20 * * *", time.Hour)}, 4, now) // 12:00 UTC
+	if !got[0].Active || got[0].Allows != 2 || !got[1].Active || got[1].Allows != 0 || got[2].Active {
+		t.Errorf("budgets = %+v", got)
+	}
+}
