@@ -106,7 +106,7 @@ func (c *storeClient) List(_ context.Context, list client.ObjectList, opts ...cl
 			items = append(items, o.DeepCopyObject())
 		}
 	}
-	if err := meta.SetList(list, items); err != nil {
+	if err := setList(list, items); err != nil {
 		return fmt.Errorf("listing %s: %w", gvk, err)
 	}
 	list.SetResourceVersion(fmt.Sprint(s.rv))
@@ -551,4 +551,24 @@ func (r *subResource) Patch(_ context.Context, obj client.Object, patch client.P
 
 func (r *subResource) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
 	return errors.New("server-side apply is not supported by the simulated API server")
+}
+
+// setList fills a typed list: a direct copy for the kinds the controllers
+// list by the thousand, meta.SetList's reflection for the rest.
+func setList(list client.ObjectList, items []runtime.Object) error {
+	switch l := list.(type) {
+	case *corev1.PodList:
+		l.Items = make([]corev1.Pod, len(items))
+		for i, o := range items {
+			l.Items[i] = *o.(*corev1.Pod)
+		}
+	case *corev1.NodeList:
+		l.Items = make([]corev1.Node, len(items))
+		for i, o := range items {
+			l.Items[i] = *o.(*corev1.Node)
+		}
+	default:
+		return meta.SetList(list, items)
+	}
+	return nil
 }
