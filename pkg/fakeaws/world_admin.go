@@ -145,3 +145,10 @@ func (w *World) Pools() []Pool {
 	})
 	return out
 }
+
+// SetBootDelay changes how long instances launched from now on stay pending.
+func (w *World) SetBootDelay(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.opts.BootDelay = d
+}

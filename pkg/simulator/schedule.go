@@ -86,7 +86,11 @@ func (l *schedulerLoop) pass() {
 		}
 		node, err := l.cache.Schedule(cur)
 		if err != nil {
-			l.queue.Failed(cur)
+			if fe, ok := err.(*scheduler.FitError); ok && fe.NumNodes == 0 {
+				l.queue.Errored(cur) // kube-scheduler's error path: no node at all
+			} else {
+				l.queue.Failed(cur)
+			}
 			l.unschedulable(cur, err)
 			continue
 		}
@@ -102,7 +106,7 @@ func (l *schedulerLoop) pass() {
 		d := at.Sub(Epoch)
 		if d <= s.now {
 			l.kick()
-		} else if l.wakeAt < s.now || d < l.wakeAt {
+		} else if l.wakeAt <= s.now || d < l.wakeAt {
 			l.wakeAt = d
 			s.schedule(d, prioLate, l.pass)
 		}

@@ -56,21 +56,13 @@ func (s *Sim) setupAWS() error {
 		Clock:           s.clock,
 		Region:          w.Region,
 		Zones:           w.Zones,
-		Specs:           worldSpecs(s.catalog),
+		Specs:           fakeaws.SpecsFromCatalog(specs, w.Region, w.Zones),
 		DefaultCapacity: w.DefaultCapacity,
 		BootDelay:       w.BootDelay.Duration,
 		ShutdownDelay:   w.ShutdownDelay.Duration,
 		Seed:            s.seed,
 		ClusterName:     w.ClusterName,
 	})
-	// The catalog's zone-by-zone spot prices are the market's opening prices.
-	for _, it := range s.catalog.Types() {
-		for _, o := range it.Offerings {
-			if o.CapacityType == nsv1.CapacityTypeSpot {
-				s.world.SetPrice(it.Name, o.Zone, fakeaws.CapacitySpot, o.Price)
-			}
-		}
-	}
 	for _, o := range w.Pools {
 		s.forPools(o.InstanceType, o.Zone, o.CapacityType, func(p fakeaws.Pool) {
 			if o.Capacity != nil {
@@ -251,35 +243,6 @@ func (s *Sim) populate() error {
 	}
 	s.schedule(0, prioSample, s.sample)
 	return nil
-}
-
-// worldSpecs describes the catalog's types to the simulated AWS, offered in
-// the zones the catalog offers them in.
-func worldSpecs(c *catalog.Catalog) []fakeaws.Spec {
-	var out []fakeaws.Spec
-	for _, it := range c.Types() {
-		arch := "x86_64"
-		if it.Arch == "arm64" {
-			arch = "arm64"
-		}
-		sp := fakeaws.Spec{
-			Name: it.Name, Arch: arch, VCPU: it.VCPU, MemoryMiB: it.MemoryMiB,
-			GPUCount: it.GPUCount, GPUName: it.GPUName, GPUMfr: it.GPUManufacturer, GPUMemMiB: it.GPUMemoryMiB,
-			MaxENIs: it.MaxENIs, IPv4PerENI: it.IPv4PerENI,
-			NetworkPerformance: fmt.Sprintf("%d Megabit", it.NetworkBandwidthMbps),
-			Hypervisor:         it.Hypervisor, BareMetal: it.BareMetal, LocalNVMeGB: it.LocalNVMeGB,
-			OnDemandPrice: it.OnDemandPrice, Zones: it.Offerings.Zones(), SpotUnsupported: true,
-		}
-		for _, o := range it.Offerings {
-			if o.CapacityType == nsv1.CapacityTypeSpot {
-				sp.SpotUnsupported = false
-				sp.SpotPrice = o.Price
-				break
-			}
-		}
-		out = append(out, sp)
-	}
-	return out
 }
 
 // forPools calls fn for every pool of the simulated AWS the match fields

@@ -14,7 +14,7 @@ import (
 
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
-	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
+	"github.com/nodesmith/nodesmith/pkg/simulator"
 )
 
 // bridge does what kubelet registration and the cloud's node lifecycle
@@ -84,33 +84,14 @@ func (b *bridge) run(ctx context.Context) {
 func nodeName(in fakeaws.Instance) string { return strings.ToLower(in.ID) }
 
 func (b *bridge) register(ctx context.Context, in fakeaws.Instance) error {
-	labels, taints, err := awsprovider.ParseUserData(in.UserData)
+	// The simulator registers the same Node for the same instance.
+	node, err := simulator.NodeFor(in, b.catalog, labRegion)
 	if err != nil {
-		return fmt.Errorf("parsing user data: %w", err)
+		return err
 	}
-	it, ok := b.catalog.Get(in.Type)
-	if !ok {
-		return fmt.Errorf("instance type %s not in the catalog", in.Type)
-	}
-	name := nodeName(in)
-	all := map[string]string{
-		corev1.LabelHostname:           name,
-		corev1.LabelArchStable:         catalog.KubeArch(in.Arch),
-		corev1.LabelOSStable:           "linux",
-		corev1.LabelInstanceTypeStable: in.Type,
-		corev1.LabelTopologyZone:       in.Zone,
-		corev1.LabelTopologyRegion:     labRegion,
-	}
-	for k, v := range labels {
-		all[k] = v
-	}
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: all, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
-		Spec:       corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///%s/%s", in.Zone, in.ID), Taints: taints},
-		// Like kubelet, register with capacity in the first write: KWOK
-		// takes over the status as soon as the Node exists.
-		Status: corev1.NodeStatus{Capacity: it.Capacity.DeepCopy(), Allocatable: it.Allocatable()},
-	}
+	// KWOK plays this node's kubelet: it takes over the status (Ready,
+	// heartbeats) as soon as the Node exists.
+	node.Annotations = map[string]string{"kwok.x-k8s.io/node": "fake"}
 	for attempt := 0; ; attempt++ {
 		err = b.kube.Create(ctx, node)
 		if err == nil || attempt == 5 {

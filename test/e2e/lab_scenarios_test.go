@@ -35,6 +35,7 @@ func TestLab(t *testing.T) {
 		{"3_spot_capacity_errors_fall_back", spotICE},
 		{"4_crash_between_create_fleet_and_status", crashMidLaunch},
 		{"5_pdb_blocks_drain_until_relaxed", pdbBlocksDrain},
+		{"6_differential_lab_versus_simulator", differential},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
@@ -43,9 +44,16 @@ func TestLab(t *testing.T) {
 	}
 	t.Logf("controller peak RSS (VmHWM, all processes): %.0f MiB", lab.PeakRSSMiB())
 	if dir := os.Getenv("NODESMITH_LAB_LOGS"); dir != "" {
-		// Keep the controller's log for reading after the lab is gone.
+		// Keep the controller's and the control plane's logs for reading
+		// after the lab is gone.
 		if b, err := os.ReadFile(lab.controller.log); err == nil {
 			_ = os.WriteFile(filepath.Join(dir, "controller.log"), b, 0o644)
+		}
+		logs, _ := filepath.Glob(filepath.Join(lab.Env.Dir, "*.log"))
+		for _, l := range logs {
+			if b, err := os.ReadFile(l); err == nil {
+				_ = os.WriteFile(filepath.Join(dir, filepath.Base(l)), b, 0o644)
+			}
 		}
 	}
 }

@@ -108,7 +108,7 @@ leaderElection:
 `, env.KubeconfigPath)), 0o600); err != nil {
 		return l, err
 	}
-	if _, err := env.StartControlPlaneComponent(ctx, "kube-scheduler", "--config="+schedCfg, "--secure-port=0"); err != nil {
+	if _, err := env.StartControlPlaneComponent(ctx, "kube-scheduler", "--config="+schedCfg, "--secure-port=0", "-v="+schedulerVerbosity()); err != nil {
 		return l, err
 	}
 	stages, err := filepath.Abs("testdata/kwok-stages.yaml")
@@ -335,4 +335,13 @@ func (f *fleetLog) since(t time.Time) []fleetRequest {
 		}
 	}
 	return out
+}
+
+// schedulerVerbosity is kube-scheduler's log level: NODESMITH_LAB_SCHEDULER_V
+// raises it to read its queue's decisions (its log stays in the lab's dir).
+func schedulerVerbosity() string {
+	if v := os.Getenv("NODESMITH_LAB_SCHEDULER_V"); v != "" {
+		return v
+	}
+	return "1"
 }

@@ -29,6 +29,7 @@ const (
 	inUnschedulable
 	inGated
 	inFlight
+	inErrorBackoff
 )
 
 // queued is a pod in the queue (framework.QueuedPodInfo).
@@ -41,8 +42,12 @@ type queued struct {
 	timestamp time.Time
 	seq       uint64
 	failures  int
-	expiry    time.Time // end of backoff, aligned to the 1s window
-	index     int       // position in its heap
+	// errors counts consecutive attempts that ended in an error rather than
+	// a fit failure (kube-scheduler's ConsecutiveErrorsCount): while it is
+	// not zero it, not failures, sets the backoff.
+	errors int
+	expiry time.Time // end of backoff, aligned to the 1s window
+	index  int       // position in its heap
 	// eventInFlight: a cluster event arrived while the pod was being
 	// scheduled, so a failure goes back to the queue rather than waiting.
 	eventInFlight bool
@@ -60,6 +65,11 @@ type queued struct {
 //     activeQ; with SchedulerPopFromBackoffQ (on by default) Pop takes from
 //     backoffQ whenever activeQ is empty, so backoff only delays a pod
 //     while others are waiting;
+//   - an attempt that ends in an error rather than a fit failure — "no
+//     nodes available to schedule pods" when the cluster has no node at
+//     all — backs off by the count of consecutive errors in a separate
+//     error backoffQ that neither Pop nor cluster events shorten: the pod
+//     is tried again only when its backoff ends;
 //   - every 30 seconds pods unschedulable for more than 5 minutes are moved;
 //   - pods with scheduling gates wait until an update removes the gates.
 //
@@ -74,6 +84,7 @@ type Queue struct {
 	active        itemHeap
 	backoff       itemHeap
 	unschedulable itemHeap // by timestamp: the order the leftover flush frees them
+	errorBackoff  itemHeap // by expiry: pods whose last attempt was an error
 	inFlight      map[string]*queued
 }
 
@@ -87,6 +98,7 @@ func NewQueue(clk clock.Clock) *Queue {
 		active:        itemHeap{less: activeLess},
 		backoff:       itemHeap{less: backoffLess},
 		unschedulable: itemHeap{less: stampLess},
+		errorBackoff:  itemHeap{less: backoffLess},
 		inFlight:      map[string]*queued{},
 	}
 }
@@ -174,6 +186,8 @@ func (q *Queue) Delete(p *corev1.Pod) {
 		q.backoff.remove(it)
 	case inUnschedulable:
 		q.unschedulable.remove(it)
+	case inErrorBackoff:
+		q.errorBackoff.remove(it)
 	case inFlight:
 		delete(q.inFlight, key)
 	}
@@ -210,6 +224,7 @@ func (q *Queue) Failed(p *corev1.Pod) {
 	delete(q.inFlight, it.key)
 	it.pod = p
 	it.failures++
+	it.errors = 0
 	q.stamp(it)
 	it.expiry = it.timestamp.Add(backoffDuration(it.failures)).Truncate(backoffWindow)
 	if it.eventInFlight {
@@ -218,6 +233,24 @@ func (q *Queue) Failed(p *corev1.Pod) {
 	}
 	it.state = inUnschedulable
 	q.unschedulable.push(it)
+}
+
+// Errored records that the pod's scheduling attempt ended in an error (the
+// cluster had no node at all): it backs off by its count of consecutive
+// errors, and only time ends that backoff. A pod that is not in flight is
+// left alone.
+func (q *Queue) Errored(p *corev1.Pod) {
+	it, ok := q.items[podKey(p)]
+	if !ok || it.state != inFlight {
+		return
+	}
+	delete(q.inFlight, it.key)
+	it.pod = p
+	it.errors++
+	q.stamp(it)
+	it.expiry = it.timestamp.Add(backoffDuration(it.errors)).Truncate(backoffWindow)
+	it.state = inErrorBackoff
+	q.errorBackoff.push(it)
 }
 
 // MoveAll is a cluster event that may make pods schedulable (a node added
@@ -243,10 +276,18 @@ func (q *Queue) NextTime() (time.Time, bool) {
 	if q.active.Len() > 0 || q.backoff.Len() > 0 {
 		return now, true
 	}
+	var next time.Time
 	if q.unschedulable.Len() > 0 {
-		return q.flushTime(q.unschedulable.peek()), true
+		next = q.flushTime(q.unschedulable.peek())
 	}
-	return time.Time{}, false
+	if q.errorBackoff.Len() > 0 {
+		// Ready in the first window after its expiry.
+		at := q.errorBackoff.peek().expiry.Add(backoffWindow)
+		if next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	return next, !next.IsZero()
 }
 
 // Len is the number of pods the queue holds, in flight included.
@@ -281,13 +322,15 @@ func (q *Queue) flush(now time.Time) {
 	for q.unschedulable.Len() > 0 && !q.flushTime(q.unschedulable.peek()).After(now) {
 		q.requeue(q.unschedulable.pop(), now)
 	}
-	for q.backoff.Len() > 0 {
-		it := q.backoff.peek()
-		if !it.expiry.Before(now.Truncate(backoffWindow)) {
-			break
+	for _, h := range []*itemHeap{&q.backoff, &q.errorBackoff} {
+		for h.Len() > 0 {
+			it := h.peek()
+			if !it.expiry.Before(now.Truncate(backoffWindow)) {
+				break
+			}
+			h.pop()
+			q.toActive(it)
 		}
-		q.backoff.pop()
-		q.toActive(it)
 	}
 }
 

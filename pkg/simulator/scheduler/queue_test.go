@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -213,5 +214,39 @@ func TestQueueGatesUpdatesAndDeletes(t *testing.T) {
 	q.Failed(b)
 	if q.Len() != 0 {
 		t.Fatalf("queue holds %d pods, want 0", q.Len())
+	}
+}
+
+// A cluster with no node at all fails a pod with an error, not a fit
+// failure: it backs off by its consecutive errors in the error backoffQ,
+// which neither Pop nor cluster events shorten. The attempt times are
+// those kube-scheduler v1.37.2 logged in our lab for a pod created at
+// hh:mm:24.04 while no node existed: 26, 29, 34, 43, 54.
+func TestErrorBackoffWhileNoNodeExists(t *testing.T) {
+	start := time.Date(2026, 12, 1, 16, 1, 24, 43_000_000, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	q := NewQueue(clk)
+	p := mkPod("web")
+	q.Add(p)
+	var attempts []string
+	for i := 0; i < 6; i++ {
+		got, ok := q.Pop()
+		if !ok {
+			t.Fatalf("attempt %d: nothing to pop at %s", i, clk.Now().Format("05.000"))
+		}
+		attempts = append(attempts, clk.Now().Format("05"))
+		q.Errored(got)
+		q.MoveAll() // a node appears: the error backoff is not cut short
+		if _, ok := q.Pop(); ok {
+			t.Fatalf("attempt %d: popped during the error backoff", i)
+		}
+		next, ok := q.NextTime()
+		if !ok {
+			t.Fatalf("attempt %d: no next time", i)
+		}
+		clk.SetTime(next)
+	}
+	if got, want := strings.Join(attempts, " "), "24 26 29 34 43 54"; got != want {
+		t.Fatalf("attempts at seconds %s, want %s", got, want)
 	}
 }
