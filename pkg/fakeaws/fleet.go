@@ -299,6 +299,14 @@ func (w *World) candidateFor(i int, o FleetOverride, ct string, now time.Time) (
 	if !ok {
 		return nil, "InvalidParameterValue", fmt.Sprintf("Invalid value '%s' for InstanceType.", t)
 	}
+	if o.SubnetID != "" && !subnetIDs.wellFormed(o.SubnetID) {
+		e := subnetIDs.malformedErr(o.SubnetID)
+		return nil, e.Code, e.Message
+	}
+	if o.ImageID != "" && !imageIDs.wellFormed(o.ImageID) {
+		e := imageIDs.malformedErr(o.ImageID)
+		return nil, e.Code, e.Message
+	}
 	sn := w.subnet(o.SubnetID)
 	if o.SubnetID != "" && sn == nil {
 		return nil, "InvalidSubnetID.NotFound", fmt.Sprintf("The subnet ID '%s' does not exist", o.SubnetID)

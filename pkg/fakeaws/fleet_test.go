@@ -139,7 +139,9 @@ func TestCreateFleetOverrideErrors(t *testing.T) {
 		want     string
 	}{
 		{name: "arm type with x86 image", override: ov{InstanceType: "m6g.large", SubnetId: aws.String(subnets["us-east-1a"])}, want: "InvalidParameterValue"},
-		{name: "unknown subnet", override: ov{InstanceType: "m5.large", SubnetId: aws.String("subnet-0000")}, want: "InvalidSubnetID.NotFound"},
+		{name: "unknown subnet", override: ov{InstanceType: "m5.large", SubnetId: aws.String("subnet-00000000")}, want: "InvalidSubnetID.NotFound"},
+		{name: "malformed subnet", override: ov{InstanceType: "m5.large", SubnetId: aws.String("subnet-0000")}, want: "InvalidSubnetID.Malformed"},
+		{name: "malformed image", override: ov{InstanceType: "m5.large", ImageId: aws.String("ami-xyz")}, want: "InvalidAMIID.Malformed"},
 		{name: "max price too low", override: ov{InstanceType: "m5.large", SubnetId: aws.String(subnets["us-east-1a"]), MaxPrice: aws.String("0.001")}, want: "SpotMaxPriceTooLow"},
 		{name: "missing template", override: ov{InstanceType: "m5.large", SubnetId: aws.String(subnets["us-east-1a"])}, ltName: "nope", want: "InvalidLaunchTemplateName.NotFoundException"},
 		{name: "spot quota", override: ov{InstanceType: "m5.large", SubnetId: aws.String(subnets["us-east-1a"])}, quota: 1, want: "MaxSpotInstanceCountExceeded"},

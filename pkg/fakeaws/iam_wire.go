@@ -80,7 +80,7 @@ func (s *Server) serveIAM(rw http.ResponseWriter, body []byte) {
 			s.w.opts.AccountID, key, key), rid)
 		return
 	}
-	render, err := h(s, params(vals))
+	render, err := h(s, newParams(vals))
 	if err != nil {
 		writeIAMError(rw, err, rid)
 		return

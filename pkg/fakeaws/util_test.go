@@ -27,3 +27,12 @@ func fleetIDs(launches [][]string) []string {
 	}
 	return out
 }
+
+func sortedKeysOf(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
