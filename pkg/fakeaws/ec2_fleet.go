@@ -14,6 +14,10 @@ func (s *Server) createFleet(p params) (func(x *xmlw), error) {
 		SpotStrategy:        p.get("SpotOptions.AllocationStrategy"),
 		OnDemandStrategy:    p.get("OnDemandOptions.AllocationStrategy"),
 		InstanceTags:        p.tagSpecs("TagSpecification")["instance"],
+		Fingerprint:         queryFingerprint(p, "ClientToken"),
+	}
+	if err := checkTags(req.InstanceTags); err != nil {
+		return nil, err
 	}
 	if req.Type == "" {
 		req.Type = "maintain" // the EC2 default; only instant is simulated

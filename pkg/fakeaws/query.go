@@ -131,3 +131,18 @@ func (p params) tagSpecs(prefix string) map[string]map[string]string {
 	}
 	return out
 }
+
+// queryFingerprint is the canonical form of a request's parameters except
+// the protocol's own (Action, Version, DryRun) and those named in skip: keys
+// sorted, values in order.
+func queryFingerprint(p params, skip ...string) string {
+	v := url.Values{}
+	for k, vs := range p.v {
+		switch {
+		case k == "Action" || k == "Version" || k == "DryRun" || contains(skip, k):
+			continue
+		}
+		v[k] = vs
+	}
+	return v.Encode() // Encode sorts by key
+}
