@@ -34,7 +34,7 @@ func (w *World) publish(detailType, source string, resources []string, detail an
 	if err != nil {
 		return // the envelope is plain data; Marshal cannot fail on it
 	}
-	_, _ = w.sendLocked(w.opts.InterruptionQueue, string(body), nil, 0)
+	_, _ = w.sendLocked(w.opts.InterruptionQueue, string(body), nil, -1)
 }
 
 func (w *World) instanceARN(in *Instance) string {

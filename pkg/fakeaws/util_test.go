@@ -2,6 +2,7 @@ package fakeaws_test
 
 import (
 	"encoding/base64"
+	"errors"
 	"sort"
 )
 
@@ -36,3 +37,6 @@ func sortedKeysOf(m map[string]string) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// asErr is errors.As for tests that check the modelled error type as well as the code.
+func asErr[T error](err error, target *T) bool { return errors.As(err, target) }
