@@ -48,8 +48,10 @@ func (x *xmlw) tagSet(tags map[string]string) {
 }
 
 // ec2Time is how EC2 writes timestamps, in responses and in filter values
-// (launch-time, create-time).
-func ec2Time(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+// (launch-time, create-time): whole seconds with a ".000" fraction.
+func ec2Time(t time.Time) string {
+	return t.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05.000Z")
+}
 
 // xmlChar reports whether XML 1.0 can carry r at all (its Char production):
 // #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF].
