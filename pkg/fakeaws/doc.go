@@ -14,12 +14,24 @@
 // <Response><Errors><Error>). Unknown EC2 actions get InvalidAction.
 // IAM is the Query protocol too, told from EC2 by its Version form field
 // (2010-05-08), with <ActionResponse><ActionResult> answers and
-// <ErrorResponse> errors; only instance profiles are simulated (create,
-// get, add and remove a role, tag, delete) over roles that NewWorld
+// <ErrorResponse> errors; instance profiles are simulated (create, get,
+// list, add and remove a role, tag, delete) over roles that NewWorld
 // pre-creates (Options.Roles, and NodeRoleName(ClusterName)) or AddRole
-// adds. With Options.EnforceInstanceProfiles, CreateFleet refuses a launch
-// template naming a profile IAM lacks, as EC2 does.
-// Signatures are not verified. Injected throttling answers EC2
+// adds, and GetRole reads them. With Options.EnforceInstanceProfiles,
+// CreateFleet refuses a launch template naming a profile IAM lacks, as EC2
+// does. SSM answers GetParameter and GetParameters.
+//
+// The front ends validate as AWS does, with AWS's codes: malformed EC2 ids
+// (InvalidInstanceID.Malformed and the AMI, group, subnet and launch
+// template equivalents), EC2 tag keys and limits, filter names (a name EC2
+// documents but the fake does not simulate is refused as such), SQS queue
+// names, queue attributes and their ranges, message bodies, message
+// attributes and batches, IAM names, paths and tags against the patterns in
+// IAM's model. Every XML value is escaped so that characters XML cannot
+// carry become U+FFFD instead of breaking the answer, and a request body
+// over MaxRequestBody is refused whole (HTTP 413), never truncated.
+// test/conformance checks all of this with botocore, a client nobody here
+// wrote. Signatures are not verified. Injected throttling answers EC2
 // RequestLimitExceeded (HTTP 503), SQS RequestThrottled and SSM
 // ThrottlingException, all of which the SDK retryer treats as throttles.
 //
@@ -31,16 +43,20 @@
 // Unsupported, SpotMaxPriceTooLow, InsufficientFreeAddressesInSubnet, launch
 // template or AMI not found, architecture mismatch) and quota errors
 // (MaxSpotInstanceCountExceeded, VcpuLimitExceeded), and is idempotent per
-// ClientToken. Instances boot pending → running after BootDelay; terminating
-// goes shutting-down → terminated (after ShutdownDelay) and returns the
-// capacity and the address. Terminated instances stay visible for
+// ClientToken: the same token with the same parameters gets the first
+// answer, with other parameters IdempotentParameterMismatch. Instances boot
+// pending → running after BootDelay; terminating goes shutting-down →
+// terminated (after ShutdownDelay) and returns the capacity and the address. Terminated instances stay visible for
 // TerminatedRetention.
 //
 // Interrupt publishes a rebalance recommendation and the spot interruption
 // warning and terminates the instance InterruptionNotice (2m) later;
 // Rebalance and ScheduleChange publish their events; every state change
 // publishes an "EC2 Instance State-change Notification". All go, in the
-// EventBridge envelope, to Options.InterruptionQueue when it is set.
+// EventBridge envelope (AWS Health events with the current schema's
+// fields), to Options.InterruptionQueue when it is set. SQS queues keep
+// messages for their MessageRetentionPeriod and count delayed messages
+// apart from those in flight.
 //
 // # Time
 //
@@ -55,7 +71,7 @@
 // # Faults and counters
 //
 // InjectThrottle and InjectServerError take an action name — the EC2 Action
-// ("CreateFleet"), "sqs:<Operation>", "ssm:GetParameter" or "iam:<Action>",
+// ("CreateFleet"), "sqs:<Operation>", "ssm:<Operation>" or "iam:<Action>",
 // or "*" for any — and InjectAccessDenied an "iam:<Action>"; all fail
 // that many next calls; SetLatency delays every answer in real time
 // (it models the wire). InjectICE closes a pool until a world-clock time.

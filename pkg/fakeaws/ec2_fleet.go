@@ -14,6 +14,10 @@ func (s *Server) createFleet(p params) (func(x *xmlw), error) {
 		SpotStrategy:        p.get("SpotOptions.AllocationStrategy"),
 		OnDemandStrategy:    p.get("OnDemandOptions.AllocationStrategy"),
 		InstanceTags:        p.tagSpecs("TagSpecification")["instance"],
+		Fingerprint:         queryFingerprint(p, "ClientToken"),
+	}
+	if err := checkTags(req.InstanceTags); err != nil {
+		return nil, err
 	}
 	if req.Type == "" {
 		req.Type = "maintain" // the EC2 default; only instant is simulated
@@ -164,10 +168,8 @@ func (s *Server) createLaunchTemplate(p params) (func(x *xmlw), error) {
 		InstanceTags: p.tagSpecs(d + "TagSpecification")["instance"],
 		Data:         map[string]string{},
 	}
-	for k := range p {
-		if strings.HasPrefix(k, d) {
-			lt.Data[strings.TrimPrefix(k, d)] = p.get(k)
-		}
+	for _, k := range p.withPrefix(d) {
+		lt.Data[strings.TrimPrefix(k, d)] = p.get(k)
 	}
 	if ud := p.get(d + "UserData"); ud != "" {
 		raw, err := base64.StdEncoding.DecodeString(ud)
@@ -183,7 +185,19 @@ func (s *Server) createLaunchTemplate(p params) (func(x *xmlw), error) {
 	for _, ni := range p.structs(d + "NetworkInterface") {
 		lt.SecurityGroupIDs = append(lt.SecurityGroupIDs, p.list(ni+".SecurityGroupId")...)
 	}
-	if lt.ImageID != "" && s.w.imageExists(lt.ImageID) == false {
+	if lt.ImageID != "" && !imageIDs.wellFormed(lt.ImageID) {
+		return nil, imageIDs.malformedErr(lt.ImageID)
+	}
+	if err := groupIDs.checkIDs(lt.SecurityGroupIDs); err != nil {
+		return nil, err
+	}
+	if err := checkTags(lt.Tags); err != nil {
+		return nil, err
+	}
+	if err := checkTags(lt.InstanceTags); err != nil {
+		return nil, err
+	}
+	if lt.ImageID != "" && !s.w.imageExists(lt.ImageID) {
 		return nil, apiErr(400, "InvalidAMIID.NotFound", "The image id '[%s]' does not exist", lt.ImageID)
 	}
 	for _, g := range lt.SecurityGroupIDs {
@@ -216,6 +230,9 @@ func launchTemplateXML(x *xmlw, lt LaunchTemplate) {
 
 func (s *Server) describeLaunchTemplates(p params) (func(x *xmlw), error) {
 	ids, names := p.list("LaunchTemplateId"), p.list("LaunchTemplateName")
+	if err := templateIDs.checkIDs(ids); err != nil {
+		return nil, err
+	}
 	fs := p.filters()
 	var out []LaunchTemplate
 	all := s.w.LaunchTemplates()
@@ -228,7 +245,7 @@ func (s *Server) describeLaunchTemplates(p params) (func(x *xmlw), error) {
 			case "launch-template-name":
 				return []string{lt.Name}, true
 			case "create-time":
-				return []string{lt.CreateTime.UTC().Format("2006-01-02T15:04:05.000Z")}, true
+				return []string{ec2Time(lt.CreateTime)}, true
 			}
 			return nil, false
 		}, lt.Tags)
@@ -278,6 +295,9 @@ func hasTemplate(all []LaunchTemplate, id, name string) bool {
 }
 
 func (s *Server) deleteLaunchTemplate(p params) (func(x *xmlw), error) {
+	if id := p.get("LaunchTemplateId"); id != "" && !templateIDs.wellFormed(id) {
+		return nil, templateIDs.malformedErr(id)
+	}
 	lt, err := s.w.DeleteLaunchTemplate(p.get("LaunchTemplateId"), p.get("LaunchTemplateName"))
 	if err != nil {
 		return nil, err

@@ -72,7 +72,19 @@ func TestDescribeInstancesFilters(t *testing.T) {
 		{name: "spot lifecycle", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("instance-lifecycle", "spot")}}, want: 2},
 		{name: "type", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("instance-type", "c5.*")}}, want: 3},
 		{name: "subnet-id", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("subnet-id", inst.SubnetID), filter("instance-id", inst.ID)}}, want: 1},
-		{name: "vpc-id", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("vpc-id", inst.VpcID)}}, want: 5},
+		// A terminated instance has left its VPC, subnet and interface, as in EC2.
+		{name: "vpc-id", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("vpc-id", inst.VpcID)}}, want: 4},
+		{name: "private-dns-name", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("private-dns-name", "ip-"+dashes(inst.PrivateIP)+".ec2.internal")}}, want: 1},
+		{name: "private-dns-name wildcard", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("private-dns-name", "*.ec2.internal")}}, want: 4},
+		{name: "launch-time", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("launch-time", "2026-11-29T12:00:00.000Z")}}, want: 5},
+		{name: "launch-time day wildcard", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("launch-time", "2026-11-29*")}}, want: 5},
+		{name: "launch-time other day", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("launch-time", "2026-11-30*")}}, want: 0},
+		{name: "network-interface.subnet-id", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("network-interface.subnet-id", inst.SubnetID), filter("instance-id", inst.ID)}}, want: 1},
+		{name: "network-interface.subnet-id skips the terminated", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("network-interface.subnet-id", "subnet-*")}}, want: 4},
+		{name: "network-interface.network-interface-id", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("network-interface.network-interface-id", "eni-"+inst.ID[2:])}}, want: 1},
+		{name: "instance.group-name", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("instance.group-name", cluster+"-node")}}, want: 5},
+		{name: "availability-zone-id", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("availability-zone-id", "use1-az*")}}, want: 5},
+		{name: "key-name: the fake has no key pairs", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("key-name", "*")}}, want: 0},
 		{name: "image-id", in: ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("image-id", inst.ImageID)}}, want: 5},
 		{name: "InstanceIds", in: ec2.DescribeInstancesInput{InstanceIds: od}, want: 3},
 		{name: "ids and state filter", in: ec2.DescribeInstancesInput{InstanceIds: od, Filters: []ec2types.Filter{filter("instance-state-name", "running")}}, want: 2},
@@ -96,6 +108,10 @@ func TestDescribeInstancesShapeAndErrors(t *testing.T) {
 	}
 	in := out.Reservations[0].Instances[0]
 	w, _ := e.world.Instance(ids[0])
+	if len(in.NetworkInterfaces) != 1 {
+		t.Fatalf("network interfaces %+v, want the primary one", in.NetworkInterfaces)
+	}
+	eni := in.NetworkInterfaces[0]
 	checks := []struct {
 		field     string
 		got, want string
@@ -110,6 +126,10 @@ func TestDescribeInstancesShapeAndErrors(t *testing.T) {
 		{"launch time", aws.ToTime(in.LaunchTime).UTC().Format(time.RFC3339), epoch.Format(time.RFC3339)},
 		{"state", string(in.State.Name), "running"},
 		{"sg", aws.ToString(in.SecurityGroups[0].GroupName), cluster + "-node"},
+		{"eni id", aws.ToString(eni.NetworkInterfaceId), "eni-" + w.ID[2:]},
+		{"eni subnet", aws.ToString(eni.SubnetId), w.SubnetID},
+		{"eni address", aws.ToString(eni.PrivateIpAddress), w.PrivateIP},
+		{"eni attachment", aws.ToString(eni.Attachment.AttachmentId), "eni-attach-" + w.ID[2:]},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -122,8 +142,12 @@ func TestDescribeInstancesShapeAndErrors(t *testing.T) {
 		code string
 	}{
 		{"unknown id", ec2.DescribeInstancesInput{InstanceIds: []string{"i-00000000000000000"}}, "InvalidInstanceID.NotFound"},
+		{"malformed id", ec2.DescribeInstancesInput{InstanceIds: []string{"i-nope"}}, "InvalidInstanceID.Malformed"},
+		{"an upper-case id is malformed", ec2.DescribeInstancesInput{InstanceIds: []string{"i-0123456789ABCDEF0"}}, "InvalidInstanceID.Malformed"},
 		{"ids with MaxResults", ec2.DescribeInstancesInput{InstanceIds: ids, MaxResults: aws.Int32(5)}, "InvalidParameterCombination"},
 		{"MaxResults too small", ec2.DescribeInstancesInput{MaxResults: aws.Int32(2)}, "InvalidParameterValue"},
+		{"unknown filter", ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("colour", "red")}}, "InvalidParameterValue"},
+		{"documented filter the fake does not simulate", ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("ebs-optimized", "true")}}, "InvalidParameterValue"},
 	}
 	for _, c := range errs {
 		if _, err := e.ec2.DescribeInstances(e.ctx, &c.in); apiCode(err) != c.code {

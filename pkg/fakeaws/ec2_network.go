@@ -8,6 +8,9 @@ import (
 
 func (s *Server) describeSubnets(p params) (func(x *xmlw), error) {
 	ids := p.list("SubnetId")
+	if err := subnetIDs.checkIDs(ids); err != nil {
+		return nil, err
+	}
 	all := s.w.Subnets()
 	if err := requireKnown(ids, len(all), func(i int) string { return all[i].ID }, "InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist"); err != nil {
 		return nil, err
@@ -92,6 +95,9 @@ func requireKnown(ids []string, n int, idAt func(int) string, code, format strin
 
 func (s *Server) describeSecurityGroups(p params) (func(x *xmlw), error) {
 	ids, names := p.list("GroupId"), p.list("GroupName")
+	if err := groupIDs.checkIDs(ids); err != nil {
+		return nil, err
+	}
 	all := s.w.SecurityGroups()
 	if err := requireKnown(ids, len(all), func(i int) string { return all[i].ID }, "InvalidGroup.NotFound", "The security group '%s' does not exist"); err != nil {
 		return nil, err
@@ -159,6 +165,9 @@ func (s *Server) describeSecurityGroups(p params) (func(x *xmlw), error) {
 
 func (s *Server) describeImages(p params) (func(x *xmlw), error) {
 	ids, owners := p.list("ImageId"), p.list("Owner")
+	if err := imageIDs.checkIDs(ids); err != nil {
+		return nil, err
+	}
 	all := s.w.Images()
 	if err := requireKnown(ids, len(all), func(i int) string { return all[i].ID }, "InvalidAMIID.NotFound", "The image id '[%s]' does not exist"); err != nil {
 		return nil, err

@@ -41,7 +41,8 @@ func TestDescribeSubnets(t *testing.T) {
 		{name: "vpc-id", in: ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{filter("vpc-id", public.VpcID)}}, want: 4},
 		{name: "other vpc", in: ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{filter("vpc-id", "vpc-none")}}, want: 0},
 		{name: "by id", in: ec2.DescribeSubnetsInput{SubnetIds: []string{public.ID}}, want: 1},
-		{name: "unknown id", in: ec2.DescribeSubnetsInput{SubnetIds: []string{"subnet-0000"}}, wantCode: "InvalidSubnetID.NotFound"},
+		{name: "unknown id", in: ec2.DescribeSubnetsInput{SubnetIds: []string{"subnet-0123456789abcdef0"}}, wantCode: "InvalidSubnetID.NotFound"},
+		{name: "malformed id", in: ec2.DescribeSubnetsInput{SubnetIds: []string{"subnet-0000"}}, wantCode: "InvalidSubnetID.Malformed"},
 		{name: "unknown filter", in: ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{filter("colour", "red")}}, wantCode: "InvalidParameterValue"},
 	}
 	for _, tt := range tests {
@@ -113,7 +114,8 @@ func TestDescribeSecurityGroups(t *testing.T) {
 		{name: "vpc-id", in: ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{filter("vpc-id", groups[0].VpcID)}}, want: []string{"default", cluster + "-node"}},
 		{name: "GroupNames", in: ec2.DescribeSecurityGroupsInput{GroupNames: []string{cluster + "-node"}}, want: []string{cluster + "-node"}},
 		{name: "GroupIds", in: ec2.DescribeSecurityGroupsInput{GroupIds: []string{groups[1].ID}}, want: []string{groups[1].Name}},
-		{name: "unknown id", in: ec2.DescribeSecurityGroupsInput{GroupIds: []string{"sg-nope"}}, wantCode: "InvalidGroup.NotFound"},
+		{name: "unknown id", in: ec2.DescribeSecurityGroupsInput{GroupIds: []string{"sg-0123456789abcdef0"}}, wantCode: "InvalidGroup.NotFound"},
+		{name: "malformed id", in: ec2.DescribeSecurityGroupsInput{GroupIds: []string{"sg-nope"}}, wantCode: "InvalidGroupId.Malformed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,7 +160,8 @@ func TestDescribeImages(t *testing.T) {
 		{name: "owner-id filter", in: ec2.DescribeImagesInput{Filters: []ec2types.Filter{filter("owner-id", "123456789012")}}, want: 1},
 		{name: "tag", in: ec2.DescribeImagesInput{Filters: []ec2types.Filter{filter("tag:team", "platform")}}, want: 1},
 		{name: "ImageIds", in: ec2.DescribeImagesInput{ImageIds: []string{custom}}, want: 1},
-		{name: "unknown id", in: ec2.DescribeImagesInput{ImageIds: []string{"ami-0000"}}, wantCode: "InvalidAMIID.NotFound"},
+		{name: "unknown id", in: ec2.DescribeImagesInput{ImageIds: []string{"ami-0123abcd"}}, wantCode: "InvalidAMIID.NotFound"},
+		{name: "malformed id", in: ec2.DescribeImagesInput{ImageIds: []string{"ami-0000"}}, wantCode: "InvalidAMIID.Malformed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

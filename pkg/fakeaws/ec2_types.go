@@ -16,30 +16,117 @@ func (w *World) specsSnapshot() ([]Spec, []Pool) {
 	return out, w.Pools()
 }
 
-func specAttr(sp Spec, spot bool) attrFunc {
+// typeFacts are the derived values instanceTypeXML renders and the
+// DescribeInstanceTypes filters match, computed in one place so they agree.
+type typeFacts struct {
+	threads, cores int
+	perf           string
+	usage          []string
+}
+
+func factsOf(sp Spec) typeFacts {
+	f := typeFacts{threads: 2, perf: sp.NetworkPerformance, usage: []string{"on-demand", "spot"}}
+	if sp.Arch == "arm64" || sp.VCPU == 1 {
+		f.threads = 1
+	}
+	f.cores = max(1, sp.VCPU/f.threads)
+	if f.perf == "" {
+		f.perf = "Up to 10 Gigabit"
+	}
+	if sp.SpotUnsupported {
+		f.usage = f.usage[:1]
+	}
+	return f
+}
+
+const clockSpeedGHz = "3.1"
+
+// specAttr answers the DescribeInstanceTypes filters from what
+// instanceTypeXML renders. Filters on parts of the answer the fake does not
+// render (EBS bandwidth, Nitro TPM, valid core counts, …) are left unknown,
+// so checkFilters refuses them as not simulated.
+func specAttr(sp Spec) attrFunc {
+	f := factsOf(sp)
+	b := strconv.FormatBool
+	i := strconv.Itoa
+	storage := sp.LocalNVMeGB > 0
 	return func(n string) ([]string, bool) {
 		switch n {
 		case "instance-type":
 			return []string{sp.Name}, true
 		case "processor-info.supported-architecture":
 			return []string{sp.Arch}, true
+		case "processor-info.sustained-clock-speed-in-ghz":
+			return []string{clockSpeedGHz}, true
 		case "current-generation":
 			return []string{"true"}, true
+		case "free-tier-eligible", "hibernation-supported", "network-info.efa-supported":
+			return []string{"false"}, true
+		case "auto-recovery-supported", "dedicated-hosts-supported", "network-info.ipv6-supported":
+			return []string{"true"}, true
+		case "burstable-performance-supported":
+			return []string{b(strings.HasPrefix(sp.Name, "t"))}, true
 		case "bare-metal":
-			return []string{strconv.FormatBool(sp.BareMetal)}, true
+			return []string{b(sp.BareMetal)}, true
 		case "hypervisor":
+			if sp.Hypervisor == "" || sp.BareMetal {
+				return nil, true
+			}
 			return []string{sp.Hypervisor}, true
 		case "vcpu-info.default-vcpus":
-			return []string{strconv.Itoa(sp.VCPU)}, true
+			return []string{i(sp.VCPU)}, true
+		case "vcpu-info.default-cores":
+			return []string{i(f.cores)}, true
+		case "vcpu-info.default-threads-per-core":
+			return []string{i(f.threads)}, true
 		case "memory-info.size-in-mib":
 			return []string{strconv.FormatInt(sp.MemoryMiB, 10)}, true
 		case "supported-usage-class":
-			if spot {
-				return []string{"on-demand", "spot"}, true
-			}
-			return []string{"on-demand"}, true
+			return f.usage, true
+		case "supported-root-device-type":
+			return []string{"ebs"}, true
+		case "supported-virtualization-type":
+			return []string{"hvm"}, true
+		case "supported-boot-mode":
+			return []string{"legacy-bios", "uefi"}, true
 		case "instance-storage-supported":
-			return []string{strconv.FormatBool(sp.LocalNVMeGB > 0)}, true
+			return []string{b(storage)}, true
+		case "instance-storage-info.total-size-in-gb", "instance-storage-info.disk.size-in-gb":
+			if !storage {
+				return nil, true
+			}
+			return []string{strconv.FormatInt(sp.LocalNVMeGB, 10)}, true
+		case "instance-storage-info.disk.count":
+			if !storage {
+				return nil, true
+			}
+			return []string{"1"}, true
+		case "instance-storage-info.disk.type":
+			if !storage {
+				return nil, true
+			}
+			return []string{"ssd"}, true
+		case "instance-storage-info.nvme-support":
+			if !storage {
+				return nil, true
+			}
+			return []string{"required"}, true
+		case "ebs-info.ebs-optimized-support":
+			return []string{"default"}, true
+		case "ebs-info.encryption-support":
+			return []string{"supported"}, true
+		case "ebs-info.nvme-support", "network-info.ena-support":
+			return []string{"required"}, true
+		case "network-info.network-performance":
+			return []string{f.perf}, true
+		case "network-info.maximum-network-interfaces":
+			return []string{i(sp.MaxENIs)}, true
+		case "network-info.maximum-network-cards":
+			return []string{"1"}, true
+		case "network-info.ipv4-addresses-per-interface", "network-info.ipv6-addresses-per-interface":
+			return []string{i(sp.IPv4PerENI)}, true
+		case "network-info.efa-info.maximum-efa-interfaces":
+			return nil, true // EFA is never supported
 		}
 		return nil, false
 	}
@@ -52,12 +139,15 @@ func (s *Server) describeInstanceTypes(p params) (func(x *xmlw), error) {
 		return nil, err
 	}
 	fs := p.filters()
+	if err := checkFilters(fs, specAttr(Spec{}), documentedInstanceTypeFilters); err != nil {
+		return nil, err
+	}
 	var out []Spec
 	for _, sp := range specs {
 		if len(names) > 0 && !contains(names, sp.Name) {
 			continue
 		}
-		ok, err := matchAll(fs, specAttr(sp, !sp.SpotUnsupported), nil)
+		ok, err := matchAll(fs, specAttr(sp), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -87,11 +177,8 @@ func instanceTypeXML(x *xmlw, sp Spec) {
 	x.leaf("instanceType", sp.Name)
 	x.leafBool("currentGeneration", true)
 	x.leafBool("freeTierEligible", false)
-	classes := []string{"on-demand", "spot"}
-	if sp.SpotUnsupported {
-		classes = classes[:1]
-	}
-	x.items("supportedUsageClasses", classes)
+	f := factsOf(sp)
+	x.items("supportedUsageClasses", f.usage)
 	x.items("supportedRootDeviceTypes", []string{"ebs"})
 	x.items("supportedVirtualizationTypes", []string{"hvm"})
 	x.leafBool("bareMetal", sp.BareMetal)
@@ -100,16 +187,12 @@ func instanceTypeXML(x *xmlw, sp Spec) {
 	}
 	x.open("processorInfo")
 	x.items("supportedArchitectures", []string{sp.Arch})
-	x.leaf("sustainedClockSpeedInGhz", "3.1")
+	x.leaf("sustainedClockSpeedInGhz", clockSpeedGHz)
 	x.close("processorInfo")
 	x.open("vCpuInfo")
 	x.leafInt("defaultVCpus", sp.VCPU)
-	threads := 2
-	if sp.Arch == "arm64" || sp.VCPU == 1 {
-		threads = 1
-	}
-	x.leafInt("defaultCores", max(1, sp.VCPU/threads))
-	x.leafInt("defaultThreadsPerCore", threads)
+	x.leafInt("defaultCores", f.cores)
+	x.leafInt("defaultThreadsPerCore", f.threads)
 	x.close("vCpuInfo")
 	x.open("memoryInfo")
 	x.leaf("sizeInMiB", strconv.FormatInt(sp.MemoryMiB, 10))
@@ -134,10 +217,7 @@ func instanceTypeXML(x *xmlw, sp Spec) {
 	x.leaf("nvmeSupport", "required")
 	x.close("ebsInfo")
 	x.open("networkInfo")
-	perf := sp.NetworkPerformance
-	if perf == "" {
-		perf = "Up to 10 Gigabit"
-	}
+	perf := f.perf
 	x.leaf("networkPerformance", perf)
 	x.leafInt("maximumNetworkInterfaces", sp.MaxENIs)
 	x.leafInt("maximumNetworkCards", 1)

@@ -177,9 +177,14 @@ func TestLaunchTemplates(t *testing.T) {
 		t.Fatalf("duplicate name: %v", err)
 	}
 	if _, err := e.ec2.CreateLaunchTemplate(e.ctx, &ec2.CreateLaunchTemplateInput{
-		LaunchTemplateName: aws.String("bad-ami"), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-missing")},
+		LaunchTemplateName: aws.String("bad-ami"), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-0123456789abcdef0")},
 	}); apiCode(err) != "InvalidAMIID.NotFound" {
-		t.Fatalf("bad image: %v", err)
+		t.Fatalf("unknown image: %v", err)
+	}
+	if _, err := e.ec2.CreateLaunchTemplate(e.ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String("bad-ami"), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-missing")},
+	}); apiCode(err) != "InvalidAMIID.Malformed" {
+		t.Fatalf("malformed image: %v", err)
 	}
 	tests := []struct {
 		name     string
@@ -192,6 +197,8 @@ func TestLaunchTemplates(t *testing.T) {
 		{name: "by id", in: ec2.DescribeLaunchTemplatesInput{LaunchTemplateIds: []string{b}}, want: []string{"nodesmith/default/b"}},
 		{name: "by name", in: ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{"other"}}, want: []string{"other"}},
 		{name: "missing name", in: ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{"gone"}}, wantCode: "InvalidLaunchTemplateName.NotFoundException"},
+		{name: "missing id", in: ec2.DescribeLaunchTemplatesInput{LaunchTemplateIds: []string{"lt-0123456789abcdef0"}}, wantCode: "InvalidLaunchTemplateId.NotFound"},
+		{name: "malformed id", in: ec2.DescribeLaunchTemplatesInput{LaunchTemplateIds: []string{"lt-1"}}, wantCode: "InvalidLaunchTemplateId.Malformed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

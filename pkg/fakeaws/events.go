@@ -3,6 +3,7 @@ package fakeaws
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -34,7 +35,7 @@ func (w *World) publish(detailType, source string, resources []string, detail an
 	if err != nil {
 		return // the envelope is plain data; Marshal cannot fail on it
 	}
-	_, _ = w.sendLocked(w.opts.InterruptionQueue, string(body), nil, 0)
+	_, _ = w.sendLocked(w.opts.InterruptionQueue, string(body), nil, -1)
 }
 
 func (w *World) instanceARN(in *Instance) string {
@@ -101,15 +102,27 @@ func (w *World) Rebalance(instanceID string) error {
 // ("Sat, 05 Jun 2016 15:10:09 GMT").
 const healthTimeFormat = "Mon, 02 Jan 2006 15:04:05 GMT"
 
+// healthDetail is the detail of an "AWS Health Event" as EventBridge
+// delivers it today (AWS Health user guide, "AWS Health events Amazon
+// EventBridge schema"): scope, communication id, status, event region, the
+// affected account and the paging fields came with the 2023 schema.
 type healthDetail struct {
 	EventArn          string              `json:"eventArn"`
 	Service           string              `json:"service"`
 	EventTypeCode     string              `json:"eventTypeCode"`
 	EventTypeCategory string              `json:"eventTypeCategory"`
+	EventScopeCode    string              `json:"eventScopeCode"`
+	CommunicationID   string              `json:"communicationId"`
 	StartTime         string              `json:"startTime"`
 	EndTime           string              `json:"endTime,omitempty"`
+	LastUpdatedTime   string              `json:"lastUpdatedTime"`
+	StatusCode        string              `json:"statusCode"`
+	EventRegion       string              `json:"eventRegion"`
 	Description       []map[string]string `json:"eventDescription"`
 	AffectedEntities  []map[string]string `json:"affectedEntities"`
+	AffectedAccount   string              `json:"affectedAccount"`
+	Page              string              `json:"page"`
+	TotalPages        string              `json:"totalPages"`
 }
 
 // ScheduleChange publishes an AWS Health scheduledChange event (instance
@@ -122,14 +135,25 @@ func (w *World) ScheduleChange(instanceID string, start time.Time) error {
 	if err != nil {
 		return err
 	}
+	const code = "AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED"
+	id := w.uuid()
+	now := w.clock.Now().UTC().Format(healthTimeFormat)
 	d := healthDetail{
-		EventArn:          fmt.Sprintf("arn:aws:health:%s::event/EC2/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED/%s", w.opts.Region, w.uuid()),
+		EventArn:          fmt.Sprintf("arn:aws:health:%s::event/EC2/%s/%s_%s", w.opts.Region, code, code, id),
 		Service:           "EC2",
-		EventTypeCode:     "AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED",
+		EventTypeCode:     code,
 		EventTypeCategory: "scheduledChange",
+		EventScopeCode:    "ACCOUNT_SPECIFIC",
+		CommunicationID:   strings.ReplaceAll(id, "-", "") + "-1",
 		StartTime:         start.UTC().Format(healthTimeFormat),
+		LastUpdatedTime:   now,
+		StatusCode:        "upcoming",
+		EventRegion:       w.opts.Region,
 		Description:       []map[string]string{{"language": "en_US", "latestDescription": "EC2 has detected degradation of the underlying hardware hosting your instance; it is scheduled for retirement."}},
-		AffectedEntities:  []map[string]string{{"entityValue": in.ID}},
+		AffectedEntities:  []map[string]string{{"entityValue": in.ID, "lastUpdatedTime": now}},
+		AffectedAccount:   w.opts.AccountID,
+		Page:              "1",
+		TotalPages:        "1",
 	}
 	w.publish("AWS Health Event", "aws.health", []string{in.ID}, d, w.clock.Now())
 	w.emit(EventScheduled, in)

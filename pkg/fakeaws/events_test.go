@@ -2,6 +2,7 @@ package fakeaws_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,6 +157,25 @@ func TestRebalanceAndScheduledChange(t *testing.T) {
 	if h["service"] != "EC2" || h["eventTypeCategory"] != "scheduledChange" || evs[1].Source != "aws.health" ||
 		len(entities) != 1 || entities[0].(map[string]any)["entityValue"] != id || h["startTime"] != "Wed, 02 Dec 2026 12:00:00 GMT" {
 		t.Fatalf("health detail %v", h)
+	}
+	// The fields the current EventBridge schema added, with the values an
+	// account-specific, upcoming retirement has.
+	want := map[string]string{
+		"eventScopeCode": "ACCOUNT_SPECIFIC", "statusCode": "upcoming", "eventRegion": "us-east-1",
+		"affectedAccount": "123456789012", "page": "1", "totalPages": "1",
+		"lastUpdatedTime": "Sun, 29 Nov 2026 12:00:00 GMT", "eventTypeCode": "AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED",
+	}
+	for k, v := range want {
+		if h[k] != v {
+			t.Errorf("detail.%s = %v, want %s", k, h[k], v)
+		}
+	}
+	arn, _ := h["eventArn"].(string)
+	if !strings.HasPrefix(arn, "arn:aws:health:us-east-1::event/EC2/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED_") {
+		t.Errorf("eventArn %s", arn)
+	}
+	if c, _ := h["communicationId"].(string); !strings.HasSuffix(c, "-1") || len(c) < 10 {
+		t.Errorf("communicationId %q", c)
 	}
 	if in, _ := e.world.Instance(id); in.State != "running" {
 		t.Fatalf("a scheduled change must not stop the instance by itself: %s", in.State)

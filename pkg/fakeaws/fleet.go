@@ -51,6 +51,21 @@ type FleetRequest struct {
 	OnDemandMinTarget   int
 	Overrides           []FleetOverride
 	InstanceTags        map[string]string
+	// Fingerprint identifies the request's parameters for idempotency: a
+	// reused ClientToken with a different fingerprint is
+	// IdempotentParameterMismatch. The HTTP front end sets it to every
+	// parameter of the request but the token; when it is empty the other
+	// fields of the request stand for it.
+	Fingerprint string
+}
+
+// fingerprint is the request's identity for idempotency, without its token.
+func (r FleetRequest) fingerprint() string {
+	if r.Fingerprint != "" {
+		return r.Fingerprint
+	}
+	r.ClientToken = ""
+	return fmt.Sprintf("%#v", r) // fmt prints maps in key order
 }
 
 // FleetLaunch lists the instances launched for one override.
@@ -76,8 +91,9 @@ type FleetResult struct {
 }
 
 type fleetRecord struct {
-	result FleetResult
-	at     time.Time
+	result      FleetResult
+	fingerprint string
+	at          time.Time
 }
 
 // idempotencyWindow is how long a client token keeps answering with its
@@ -131,6 +147,10 @@ func (w *World) CreateFleet(req FleetRequest) (FleetResult, error) {
 	now := w.clock.Now()
 	if req.ClientToken != "" {
 		if rec, ok := w.fleets[req.ClientToken]; ok && now.Sub(rec.at) <= idempotencyWindow {
+			if rec.fingerprint != req.fingerprint() {
+				return FleetResult{}, apiErr(400, "IdempotentParameterMismatch",
+					"Arguments on this idempotent request are inconsistent with arguments used in previous request(s).")
+			}
 			return rec.result, nil
 		}
 		w.sweepFleets(now)
@@ -160,7 +180,7 @@ func (w *World) CreateFleet(req FleetRequest) (FleetResult, error) {
 		}
 	}
 	if req.ClientToken != "" {
-		w.fleets[req.ClientToken] = fleetRecord{result: res, at: now}
+		w.fleets[req.ClientToken] = fleetRecord{result: res, fingerprint: req.fingerprint(), at: now}
 	}
 	return res, nil
 }
@@ -298,6 +318,14 @@ func (w *World) candidateFor(i int, o FleetOverride, ct string, now time.Time) (
 	spec, ok := w.specs[t]
 	if !ok {
 		return nil, "InvalidParameterValue", fmt.Sprintf("Invalid value '%s' for InstanceType.", t)
+	}
+	if o.SubnetID != "" && !subnetIDs.wellFormed(o.SubnetID) {
+		e := subnetIDs.malformedErr(o.SubnetID)
+		return nil, e.Code, e.Message
+	}
+	if o.ImageID != "" && !imageIDs.wellFormed(o.ImageID) {
+		e := imageIDs.malformedErr(o.ImageID)
+		return nil, e.Code, e.Message
 	}
 	sn := w.subnet(o.SubnetID)
 	if o.SubnetID != "" && sn == nil {

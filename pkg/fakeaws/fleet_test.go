@@ -139,7 +139,9 @@ func TestCreateFleetOverrideErrors(t *testing.T) {
 		want     string
 	}{
 		{name: "arm type with x86 image", override: ov{InstanceType: "m6g.large", SubnetId: aws.String(subnets["us-east-1a"])}, want: "InvalidParameterValue"},
-		{name: "unknown subnet", override: ov{InstanceType: "m5.large", SubnetId: aws.String("subnet-0000")}, want: "InvalidSubnetID.NotFound"},
+		{name: "unknown subnet", override: ov{InstanceType: "m5.large", SubnetId: aws.String("subnet-00000000")}, want: "InvalidSubnetID.NotFound"},
+		{name: "malformed subnet", override: ov{InstanceType: "m5.large", SubnetId: aws.String("subnet-0000")}, want: "InvalidSubnetID.Malformed"},
+		{name: "malformed image", override: ov{InstanceType: "m5.large", ImageId: aws.String("ami-xyz")}, want: "InvalidAMIID.Malformed"},
 		{name: "max price too low", override: ov{InstanceType: "m5.large", SubnetId: aws.String(subnets["us-east-1a"]), MaxPrice: aws.String("0.001")}, want: "SpotMaxPriceTooLow"},
 		{name: "missing template", override: ov{InstanceType: "m5.large", SubnetId: aws.String(subnets["us-east-1a"])}, ltName: "nope", want: "InvalidLaunchTemplateName.NotFoundException"},
 		{name: "spot quota", override: ov{InstanceType: "m5.large", SubnetId: aws.String(subnets["us-east-1a"])}, quota: 1, want: "MaxSpotInstanceCountExceeded"},
@@ -315,5 +317,55 @@ func TestCreateFleetSubnetOutOfAddresses(t *testing.T) {
 		if s.ID == sn && s.FreeIPs != 0 {
 			t.Fatalf("subnet has %d free addresses left, want 0", s.FreeIPs)
 		}
+	}
+}
+
+// EC2 answers a reused client token with different parameters with
+// IdempotentParameterMismatch and launches nothing; the same parameters get
+// the first answer back, even after the first answer's instances changed.
+func TestCreateFleetReusedTokenWithOtherParameters(t *testing.T) {
+	e := newEnv(t)
+	lt := e.launchTemplate(t, "nodes", "x86_64", "")
+	base := func() *ec2.CreateFleetInput {
+		in := e.fleetInput(t, lt, "on-demand", "", 1, "m5.large")
+		in.ClientToken = aws.String("claim-uid-1-attempt-0")
+		return in
+	}
+	first, err := e.ec2.CreateFleet(e.ctx, base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := []struct {
+		name   string
+		mutate func(in *ec2.CreateFleetInput)
+	}{
+		{"target capacity", func(in *ec2.CreateFleetInput) { in.TargetCapacitySpecification.TotalTargetCapacity = aws.Int32(2) }},
+		{"capacity type", func(in *ec2.CreateFleetInput) {
+			in.TargetCapacitySpecification.DefaultTargetCapacityType = ec2types.DefaultTargetCapacityTypeSpot
+		}},
+		{"one override fewer", func(in *ec2.CreateFleetInput) {
+			in.LaunchTemplateConfigs[0].Overrides = in.LaunchTemplateConfigs[0].Overrides[1:]
+		}},
+		{"an instance tag", func(in *ec2.CreateFleetInput) {
+			in.TagSpecifications = []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: []ec2types.Tag{tag("k", aws.String("v"))}}}
+		}},
+		{"a parameter the fake does not simulate", func(in *ec2.CreateFleetInput) { in.Context = aws.String("other") }},
+	}
+	for _, c := range changes {
+		in := base()
+		c.mutate(in)
+		if _, err := e.ec2.CreateFleet(e.ctx, in); apiCode(err) != "IdempotentParameterMismatch" {
+			t.Errorf("%s changed under the same token: %v, want IdempotentParameterMismatch", c.name, err)
+		}
+	}
+	if _, err := e.ec2.TerminateInstances(e.ctx, &ec2.TerminateInstancesInput{InstanceIds: launched(first)}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.ec2.CreateFleet(e.ctx, base())
+	if err != nil || launched(again)[0] != launched(first)[0] {
+		t.Fatalf("same token and parameters: %v %v, want the first answer %v", err, launched(again), launched(first))
+	}
+	if n := len(e.world.Instances()); n != 1 {
+		t.Fatalf("%d instances launched under one token, want 1", n)
 	}
 }

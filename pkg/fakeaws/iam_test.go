@@ -170,9 +170,9 @@ func TestIAMFaults(t *testing.T) {
 		})
 	}
 	// An unknown IAM action answers InvalidAction, not an EC2 error.
-	_, err := c.ListInstanceProfiles(e.ctx, &iam.ListInstanceProfilesInput{})
+	_, err := c.ListRoles(e.ctx, &iam.ListRolesInput{})
 	if errCode(err) != "InvalidAction" {
-		t.Fatalf("ListInstanceProfiles: %v, want InvalidAction", err)
+		t.Fatalf("ListRoles: %v, want InvalidAction", err)
 	}
 }
 

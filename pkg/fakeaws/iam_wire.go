@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // iamVersion is the IAM API version; the Version form field is how a Query
@@ -36,14 +37,17 @@ func isIAMRequest(body []byte) bool {
 	}
 }
 
-// iamActions are the IAM actions simulated: instance profiles only.
+// iamActions are the IAM actions simulated: instance profiles, and reading
+// the roles they hold.
 var iamActions = map[string]func(*Server, params) (func(x *xmlw), error){
 	"CreateInstanceProfile":         (*Server).iamCreateInstanceProfile,
 	"GetInstanceProfile":            (*Server).iamGetInstanceProfile,
+	"ListInstanceProfiles":          (*Server).iamListInstanceProfiles,
 	"AddRoleToInstanceProfile":      (*Server).iamAddRoleToInstanceProfile,
 	"RemoveRoleFromInstanceProfile": (*Server).iamRemoveRoleFromInstanceProfile,
 	"DeleteInstanceProfile":         (*Server).iamDeleteInstanceProfile,
 	"TagInstanceProfile":            (*Server).iamTagInstanceProfile,
+	"GetRole":                       (*Server).iamGetRole,
 }
 
 // serveIAM answers an IAM Query request. Calls are counted under
@@ -80,7 +84,7 @@ func (s *Server) serveIAM(rw http.ResponseWriter, body []byte) {
 			s.w.opts.AccountID, key, key), rid)
 		return
 	}
-	render, err := h(s, params(vals))
+	render, err := h(s, newParams(vals))
 	if err != nil {
 		writeIAMError(rw, err, rid)
 		return
@@ -96,32 +100,15 @@ func (w *World) deny(key string) bool {
 	return w.denyLocked(key)
 }
 
-// iamTags reads Tags.member.N.Key / Tags.member.N.Value.
-func iamTags(p params) map[string]string {
-	var m map[string]string
-	for _, st := range p.structs("Tags.member") {
-		if m == nil {
-			m = map[string]string{}
-		}
-		m[p.get(st+".Key")] = p.get(st + ".Value")
-	}
-	return m
-}
-
-func requireParam(p params, name string) (string, error) {
-	v := p.get(name)
-	if v == "" {
-		return "", iamErr(400, "ValidationError", "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", name)
-	}
-	return v, nil
-}
-
 func (s *Server) iamCreateInstanceProfile(p params) (func(x *xmlw), error) {
-	name, err := requireParam(p, "InstanceProfileName")
-	if err != nil {
+	var v iamValidation
+	name := v.required(p, "InstanceProfileName", "instanceProfileName", iamProfileName)
+	path := v.optional(p, "Path", "path", iamPath)
+	tags := v.tags(p)
+	if err := v.err(); err != nil {
 		return nil, err
 	}
-	ip, err := s.w.CreateInstanceProfile(name, p.get("Path"), iamTags(p))
+	ip, err := s.w.CreateInstanceProfile(name, path, tags)
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +116,9 @@ func (s *Server) iamCreateInstanceProfile(p params) (func(x *xmlw), error) {
 }
 
 func (s *Server) iamGetInstanceProfile(p params) (func(x *xmlw), error) {
-	name, err := requireParam(p, "InstanceProfileName")
-	if err != nil {
+	var v iamValidation
+	name := v.required(p, "InstanceProfileName", "instanceProfileName", iamProfileName)
+	if err := v.err(); err != nil {
 		return nil, err
 	}
 	ip, ok := s.w.GetInstanceProfile(name)
@@ -138,6 +126,75 @@ func (s *Server) iamGetInstanceProfile(p params) (func(x *xmlw), error) {
 		return nil, iamErr(404, "NoSuchEntity", "Instance Profile %s cannot be found.", name)
 	}
 	return func(x *xmlw) { s.instanceProfileXML(x, ip) }, nil
+}
+
+// iamListInstanceProfiles lists profiles by name, filtered by path prefix,
+// MaxItems at a time; the Marker is the name to resume at.
+func (s *Server) iamListInstanceProfiles(p params) (func(x *xmlw), error) {
+	var v iamValidation
+	prefix := v.optional(p, "PathPrefix", "pathPrefix", iamPathPrefix)
+	marker := v.optional(p, "Marker", "marker", iamMarker)
+	limit := v.maxItems(p)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	if prefix == "" {
+		prefix = "/"
+	}
+	var all []InstanceProfile
+	for _, ip := range s.w.InstanceProfiles() {
+		if strings.HasPrefix(ip.Path, prefix) {
+			all = append(all, ip)
+		}
+	}
+	from := 0
+	if marker != "" {
+		from = len(all)
+		for i, ip := range all {
+			if ip.Name >= marker {
+				from = i
+				break
+			}
+		}
+	}
+	to := min(len(all), from+limit)
+	next := ""
+	if to < len(all) {
+		next = all[to].Name
+	}
+	return func(x *xmlw) {
+		x.open("InstanceProfiles")
+		for _, ip := range all[from:to] {
+			x.open("member")
+			s.instanceProfileBody(x, ip)
+			x.close("member")
+		}
+		x.close("InstanceProfiles")
+		x.leafBool("IsTruncated", next != "")
+		if next != "" {
+			x.leaf("Marker", next)
+		}
+	}, nil
+}
+
+func (s *Server) iamGetRole(p params) (func(x *xmlw), error) {
+	var v iamValidation
+	name := v.required(p, "RoleName", "roleName", iamRoleName)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	r, ok := s.w.role(name)
+	if !ok {
+		return nil, iamErr(404, "NoSuchEntity", "The role with name %s cannot be found.", name)
+	}
+	return func(x *xmlw) {
+		x.open("Role")
+		roleXML(x, r)
+		x.leafInt("MaxSessionDuration", 3600)
+		x.open("RoleLastUsed")
+		x.close("RoleLastUsed")
+		x.close("Role")
+	}, nil
 }
 
 func (s *Server) iamAddRoleToInstanceProfile(p params) (func(x *xmlw), error) {
@@ -149,12 +206,10 @@ func (s *Server) iamRemoveRoleFromInstanceProfile(p params) (func(x *xmlw), erro
 }
 
 func (s *Server) profileRoleCall(p params, fn func(profile, role string) error) (func(x *xmlw), error) {
-	name, err := requireParam(p, "InstanceProfileName")
-	if err != nil {
-		return nil, err
-	}
-	role, err := requireParam(p, "RoleName")
-	if err != nil {
+	var v iamValidation
+	name := v.required(p, "InstanceProfileName", "instanceProfileName", iamProfileName)
+	role := v.required(p, "RoleName", "roleName", iamRoleName)
+	if err := v.err(); err != nil {
 		return nil, err
 	}
 	if err := fn(name, role); err != nil {
@@ -164,8 +219,9 @@ func (s *Server) profileRoleCall(p params, fn func(profile, role string) error) 
 }
 
 func (s *Server) iamDeleteInstanceProfile(p params) (func(x *xmlw), error) {
-	name, err := requireParam(p, "InstanceProfileName")
-	if err != nil {
+	var v iamValidation
+	name := v.required(p, "InstanceProfileName", "instanceProfileName", iamProfileName)
+	if err := v.err(); err != nil {
 		return nil, err
 	}
 	if err := s.w.DeleteInstanceProfile(name); err != nil {
@@ -175,13 +231,14 @@ func (s *Server) iamDeleteInstanceProfile(p params) (func(x *xmlw), error) {
 }
 
 func (s *Server) iamTagInstanceProfile(p params) (func(x *xmlw), error) {
-	name, err := requireParam(p, "InstanceProfileName")
-	if err != nil {
-		return nil, err
+	var v iamValidation
+	name := v.required(p, "InstanceProfileName", "instanceProfileName", iamProfileName)
+	tags := v.tags(p)
+	if len(p.structs("Tags.member")) == 0 {
+		v.msgs = append(v.msgs, "Value null at 'tags' failed to satisfy constraint: Member must not be null")
 	}
-	tags := iamTags(p)
-	if len(tags) == 0 {
-		return nil, iamErr(400, "ValidationError", "1 validation error detected: Value null at 'tags' failed to satisfy constraint: Member must not be null")
+	if err := v.err(); err != nil {
+		return nil, err
 	}
 	if err := s.w.TagInstanceProfile(name, tags); err != nil {
 		return nil, err
@@ -189,10 +246,28 @@ func (s *Server) iamTagInstanceProfile(p params) (func(x *xmlw), error) {
 	return func(*xmlw) {}, nil
 }
 
+// trustPolicy is the assume-role policy every simulated role has: EC2 may
+// assume it. IAM returns policy documents URL-encoded.
+const trustPolicy = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
+
+func roleXML(x *xmlw, r Role) {
+	x.leaf("Path", "/")
+	x.leaf("RoleName", r.Name)
+	x.leaf("RoleId", r.ID)
+	x.leaf("Arn", r.Arn)
+	x.leaf("CreateDate", r.CreateDate.UTC().Format("2006-01-02T15:04:05Z"))
+	x.leaf("AssumeRolePolicyDocument", url.QueryEscape(trustPolicy))
+}
+
 // instanceProfileXML renders <InstanceProfile> with its roles as IAM does
 // (lists are <member> entries, element names UpperCamel).
 func (s *Server) instanceProfileXML(x *xmlw, ip InstanceProfile) {
 	x.open("InstanceProfile")
+	s.instanceProfileBody(x, ip)
+	x.close("InstanceProfile")
+}
+
+func (s *Server) instanceProfileBody(x *xmlw, ip InstanceProfile) {
 	x.leaf("Path", ip.Path)
 	x.leaf("InstanceProfileName", ip.Name)
 	x.leaf("InstanceProfileId", ip.ID)
@@ -205,11 +280,7 @@ func (s *Server) instanceProfileXML(x *xmlw, ip InstanceProfile) {
 			continue
 		}
 		x.open("member")
-		x.leaf("Path", "/")
-		x.leaf("RoleName", r.Name)
-		x.leaf("RoleId", r.ID)
-		x.leaf("Arn", r.Arn)
-		x.leaf("CreateDate", r.CreateDate.UTC().Format("2006-01-02T15:04:05Z"))
+		roleXML(x, r)
 		x.close("member")
 	}
 	x.close("Roles")
@@ -223,7 +294,6 @@ func (s *Server) instanceProfileXML(x *xmlw, ip InstanceProfile) {
 		}
 		x.close("Tags")
 	}
-	x.close("InstanceProfile")
 }
 
 func (w *World) role(name string) (Role, bool) {

@@ -21,30 +21,39 @@ type message struct {
 	id, body, md5Body, md5Attrs string
 	attrs                       map[string]MessageAttribute
 	sentAt, firstReceive        time.Time
-	visibleAt                   time.Time
-	receiveCount                int
-	receipt                     string
+	// receivedAt is when the current receipt was handed out, for the 12-hour
+	// bound on a message's total visibility timeout.
+	receivedAt   time.Time
+	visibleAt    time.Time
+	receiveCount int
+	receipt      string
 }
 
 type queue struct {
-	name   string
-	attrs  map[string]string
-	msgs   []*message
-	notify chan struct{}
-	// created is when the queue was made, for GetQueueAttributes.
-	created time.Time
+	name  string
+	attrs map[string]string
+	msgs  []*message
+	// notify is closed and replaced on every send, waking long polls.
+	notify            chan struct{}
+	created, modified time.Time
+	// purgedAt is the last PurgeQueue, which SQS allows once a minute.
+	purgedAt time.Time
 }
 
-// Queue attribute defaults, as SQS sets them.
+// Queue attribute defaults, as SQS sets them on a new standard queue
+// (CreateQueue in the SQS API reference; the 1 MiB message size since 2025).
 var queueDefaults = map[string]string{
 	"VisibilityTimeout":             "30",
 	"MessageRetentionPeriod":        "345600",
 	"DelaySeconds":                  "0",
 	"ReceiveMessageWaitTimeSeconds": "0",
-	"MaximumMessageSize":            "262144",
+	"MaximumMessageSize":            "1048576",
+	"SqsManagedSseEnabled":          "true",
 }
 
-// CreateQueue creates a queue (idempotent for an existing name) and returns its ARN.
+// CreateQueue creates a queue and returns its ARN. It is the world's admin
+// call, not the API: attributes are taken as given, and an existing queue
+// takes the attributes passed.
 func (w *World) CreateQueue(name string, attrs map[string]string) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -53,13 +62,15 @@ func (w *World) CreateQueue(name string, attrs map[string]string) string {
 }
 
 func (w *World) createQueueLocked(name string, attrs map[string]string) *queue {
+	now := w.clock.Now()
 	if q, ok := w.queues[name]; ok {
 		for k, v := range attrs {
 			q.attrs[k] = v
 		}
+		q.modified = now
 		return q
 	}
-	q := &queue{name: name, attrs: map[string]string{}, notify: make(chan struct{}), created: w.clock.Now()}
+	q := &queue{name: name, attrs: map[string]string{}, notify: make(chan struct{}), created: now, modified: now}
 	for k, v := range queueDefaults {
 		q.attrs[k] = v
 	}
@@ -67,6 +78,7 @@ func (w *World) createQueueLocked(name string, attrs map[string]string) *queue {
 		q.attrs[k] = v
 	}
 	w.queues[name] = q
+	delete(w.deletedQueues, name)
 	return q
 }
 
@@ -74,50 +86,91 @@ func (w *World) queueARN(name string) string {
 	return fmt.Sprintf("arn:aws:sqs:%s:%s:%s", w.opts.Region, w.opts.AccountID, name)
 }
 
-// QueueDepth returns how many messages are visible and in flight.
+func (q *queue) intAttr(name string) int {
+	n, _ := strconv.Atoi(q.attrs[name])
+	return n
+}
+
+// counts splits the queue's messages as GetQueueAttributes does: visible;
+// in flight (received, not deleted, visibility timeout running); delayed
+// (sent with a delay that has not passed).
+func (q *queue) counts(now time.Time) (visible, inFlight, delayed int) {
+	for _, m := range q.msgs {
+		switch {
+		case !m.visibleAt.After(now):
+			visible++
+		case m.receiveCount == 0:
+			delayed++
+		default:
+			inFlight++
+		}
+	}
+	return visible, inFlight, delayed
+}
+
+// expireLocked drops messages older than the queue's retention period,
+// counted from when they were first sent (a dead-lettered message keeps its
+// original age, as in SQS).
+func (w *World) expireLocked(q *queue) {
+	now := w.clock.Now()
+	retention := time.Duration(q.intAttr("MessageRetentionPeriod")) * time.Second
+	if retention <= 0 {
+		return
+	}
+	keep := q.msgs[:0]
+	for _, m := range q.msgs {
+		if now.Sub(m.sentAt) < retention {
+			keep = append(keep, m)
+		}
+	}
+	clear(q.msgs[len(keep):])
+	q.msgs = keep
+}
+
+// QueueDepth returns how many messages are visible and how many are in
+// flight; delayed messages are in neither (see QueueCounts).
 func (w *World) QueueDepth(name string) (visible, inflight int) {
+	visible, inflight, _ = w.QueueCounts(name)
+	return visible, inflight
+}
+
+// QueueCounts returns the queue's visible, in-flight and delayed messages.
+func (w *World) QueueCounts(name string) (visible, inFlight, delayed int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	q, ok := w.queues[name]
 	if !ok {
-		return 0, 0
+		return 0, 0, 0
 	}
-	now := w.clock.Now()
-	for _, m := range q.msgs {
-		if m.visibleAt.After(now) {
-			inflight++
-		} else {
-			visible++
-		}
-	}
-	return visible, inflight
+	w.expireLocked(q)
+	return q.counts(w.clock.Now())
 }
 
 // SendMessage enqueues a body (as a producer such as EventBridge would) and returns its message id.
 func (w *World) SendMessage(queueName, body string) (string, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	m, err := w.sendLocked(queueName, body, nil, 0)
+	m, err := w.sendLocked(queueName, body, nil, -1)
 	if err != nil {
 		return "", err
 	}
 	return m.id, nil
 }
 
-func (w *World) sendLocked(queueName, body string, attrs map[string]MessageAttribute, delay time.Duration) (*message, error) {
+// sendLocked enqueues a message. delaySeconds < 0 means the queue's
+// DelaySeconds; the caller has validated everything else.
+func (w *World) sendLocked(queueName, body string, attrs map[string]MessageAttribute, delaySeconds int) (*message, error) {
 	q, ok := w.queues[queueName]
 	if !ok {
-		return nil, errQueueMissing(queueName)
+		return nil, errQueueMissing()
 	}
 	now := w.clock.Now()
-	if delay == 0 {
-		if d, err := strconv.Atoi(q.attrs["DelaySeconds"]); err == nil {
-			delay = time.Duration(d) * time.Second
-		}
+	if delaySeconds < 0 {
+		delaySeconds = q.intAttr("DelaySeconds")
 	}
 	sum := md5.Sum([]byte(body))
 	m := &message{id: w.uuid(), body: body, md5Body: hex.EncodeToString(sum[:]), attrs: attrs,
-		sentAt: now, visibleAt: now.Add(delay)}
+		sentAt: now, visibleAt: now.Add(time.Duration(delaySeconds) * time.Second)}
 	if len(attrs) > 0 {
 		m.md5Attrs = md5OfAttributes(attrs)
 	}
@@ -127,14 +180,11 @@ func (w *World) sendLocked(queueName, body string, attrs map[string]MessageAttri
 	return m, nil
 }
 
-func errQueueMissing(name string) *APIError {
-	return apiErr(400, "QueueDoesNotExist", "The specified queue %s does not exist.", name)
-}
-
 // receiveLocked hands out up to max visible messages, hiding them for the
 // visibility timeout, and moves messages that exceeded the redrive policy's
 // maxReceiveCount to the dead-letter queue instead of delivering them.
 func (w *World) receiveLocked(q *queue, max int, visibility time.Duration) []*message {
+	w.expireLocked(q)
 	now := w.clock.Now()
 	dlq, maxReceive := w.redrive(q)
 	var out []*message
@@ -146,7 +196,7 @@ func (w *World) receiveLocked(q *queue, max int, visibility time.Duration) []*me
 		}
 		if dlq != nil && maxReceive > 0 && m.receiveCount >= maxReceive {
 			m.receiveCount, m.receipt, m.visibleAt = 0, "", now
-			m.firstReceive = time.Time{}
+			m.firstReceive, m.receivedAt = time.Time{}, time.Time{}
 			dlq.msgs = append(dlq.msgs, m)
 			close(dlq.notify)
 			dlq.notify = make(chan struct{})
@@ -156,13 +206,34 @@ func (w *World) receiveLocked(q *queue, max int, visibility time.Duration) []*me
 		if m.firstReceive.IsZero() {
 			m.firstReceive = now
 		}
+		m.receivedAt = now
 		m.visibleAt = now.Add(visibility)
 		m.receipt = fmt.Sprintf("%s#%d#%s", q.name, m.receiveCount, w.hex(24))
 		out = append(out, m)
 		keep = append(keep, m)
 	}
+	clear(q.msgs[len(keep):])
 	q.msgs = keep
 	return out
+}
+
+// redrivePolicy is the RedrivePolicy attribute's JSON; SQS accepts
+// maxReceiveCount as a number or a string.
+type redrivePolicy struct {
+	Target string          `json:"deadLetterTargetArn"`
+	Max    json.RawMessage `json:"maxReceiveCount"`
+}
+
+func parseRedrive(raw string) (target string, max int, err error) {
+	var p redrivePolicy
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.Atoi(string(trimQuotes(p.Max)))
+	if err != nil {
+		return "", 0, fmt.Errorf("maxReceiveCount %s is not an integer", p.Max)
+	}
+	return p.Target, n, nil
 }
 
 func (w *World) redrive(q *queue) (*queue, int) {
@@ -170,23 +241,20 @@ func (w *World) redrive(q *queue) (*queue, int) {
 	if raw == "" {
 		return nil, 0
 	}
-	var p struct {
-		Target string          `json:"deadLetterTargetArn"`
-		Max    json.RawMessage `json:"maxReceiveCount"`
-	}
-	if json.Unmarshal([]byte(raw), &p) != nil {
-		return nil, 0
-	}
-	n, err := strconv.Atoi(string(trimQuotes(p.Max)))
+	target, n, err := parseRedrive(raw)
 	if err != nil {
 		return nil, 0
 	}
+	return w.queueByARN(target), n
+}
+
+func (w *World) queueByARN(arn string) *queue {
 	for name, d := range w.queues {
-		if w.queueARN(name) == p.Target {
-			return d, n
+		if w.queueARN(name) == arn {
+			return d
 		}
 	}
-	return nil, 0
+	return nil
 }
 
 func trimQuotes(b []byte) []byte {
@@ -194,18 +262,6 @@ func trimQuotes(b []byte) []byte {
 		return b[1 : len(b)-1]
 	}
 	return b
-}
-
-// deleteLocked removes the message a receipt handle names. A stale receipt
-// (the message was received again since) is accepted and ignored, like SQS.
-func deleteLocked(q *queue, receipt string) bool {
-	for i, m := range q.msgs {
-		if m.receipt == receipt && receipt != "" {
-			q.msgs = append(q.msgs[:i], q.msgs[i+1:]...)
-			return true
-		}
-	}
-	return false
 }
 
 // md5OfAttributes computes MD5OfMessageAttributes the way SQS does: names

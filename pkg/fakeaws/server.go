@@ -35,6 +35,7 @@ func NewServer(w *World) *Server {
 		"DescribeInstances":             s.describeInstances,
 		"TerminateInstances":            s.terminateInstances,
 		"CreateTags":                    s.createTags,
+		"DeleteTags":                    s.deleteTags,
 		"CreateLaunchTemplate":          s.createLaunchTemplate,
 		"DescribeLaunchTemplates":       s.describeLaunchTemplates,
 		"DeleteLaunchTemplate":          s.deleteLaunchTemplate,
@@ -87,14 +88,26 @@ func (s *Server) requestID() string {
 	return fmt.Sprintf("00000000-0000-4000-8000-%012x", n)
 }
 
+// MaxRequestBody is the largest request body the server reads. AWS
+// documents no request-size limit for the EC2 and IAM Query APIs; SQS takes
+// up to 1 MiB of message data per request, which JSON escaping can grow
+// several-fold, so the fake allows 8 MiB. A larger body is refused whole with
+// HTTP 413 in the service's error shape, never cut short and parsed as if it
+// were complete.
+const MaxRequestBody = 8 << 20
+
 // ServeHTTP dispatches to the service the request is for.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBody+1))
 	if err != nil {
 		http.Error(rw, "reading body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	target := r.Header.Get("X-Amz-Target")
+	if len(body) > MaxRequestBody || r.ContentLength > MaxRequestBody {
+		s.refuseTooLarge(rw, target, body)
+		return
+	}
 	switch {
 	case strings.HasPrefix(target, "AmazonSQS."):
 		s.serveSQS(rw, r, strings.TrimPrefix(target, "AmazonSQS."), body)
@@ -104,6 +117,26 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		s.serveIAM(rw, body)
 	default:
 		s.serveEC2(rw, body)
+	}
+}
+
+// refuseTooLarge answers a body over MaxRequestBody in the error shape of
+// the service it was meant for.
+func (s *Server) refuseTooLarge(rw http.ResponseWriter, target string, body []byte) {
+	rid := s.requestID()
+	msg := fmt.Sprintf("The request body exceeds %d bytes, the largest the simulated AWS accepts.", MaxRequestBody)
+	e := &sqsError{typ: "RequestEntityTooLarge", queryCode: "RequestEntityTooLarge;Sender", msg: msg, status: http.StatusRequestEntityTooLarge}
+	switch {
+	case strings.HasPrefix(target, "AmazonSQS."):
+		s.w.count("sqs:" + strings.TrimPrefix(target, "AmazonSQS."))
+		writeJSON(rw, "application/x-amz-json-1.0", rid, nil, e)
+	case strings.HasPrefix(target, "AmazonSSM."):
+		s.w.count("ssm:" + strings.TrimPrefix(target, "AmazonSSM."))
+		writeJSON(rw, ssmContentType, rid, nil, e)
+	case isIAMRequest(body):
+		writeIAMError(rw, iamErr(e.status, e.typ, "%s", msg), rid)
+	default:
+		writeEC2Error(rw, apiErr(e.status, e.typ, "%s", msg), rid)
 	}
 }
 
@@ -131,7 +164,7 @@ func (s *Server) serveEC2(rw http.ResponseWriter, body []byte) {
 		writeEC2Error(rw, apiErr(412, "DryRunOperation", "Request would have succeeded, but DryRun flag is set."), rid)
 		return
 	}
-	render, err := h(params(vals))
+	render, err := h(newParams(vals))
 	if err != nil {
 		writeEC2Error(rw, err, rid)
 		return

@@ -1,12 +1,15 @@
 package fakeaws
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 type sqsHandler func(r *http.Request, body []byte) (any, error)
@@ -24,19 +27,30 @@ func sqsErr(typ, queryCode, format string, args ...any) *sqsError {
 	return &sqsError{typ: typ, queryCode: queryCode, msg: fmt.Sprintf(format, args...), status: 400}
 }
 
+// code is the error code SDKs report: the query-compatible one when SQS sends it.
+func (e *sqsError) code() string {
+	if c, _, _ := strings.Cut(e.queryCode, ";"); c != "" {
+		return c
+	}
+	return e.typ
+}
+
 func (s *Server) sqsHandlers() map[string]sqsHandler {
 	return map[string]sqsHandler{
-		"CreateQueue":             s.sqsCreateQueue,
-		"GetQueueUrl":             s.sqsGetQueueURL,
-		"GetQueueAttributes":      s.sqsGetQueueAttributes,
-		"SetQueueAttributes":      s.sqsSetQueueAttributes,
-		"SendMessage":             s.sqsSendMessage,
-		"SendMessageBatch":        s.sqsSendMessageBatch,
-		"ReceiveMessage":          s.sqsReceiveMessage,
-		"DeleteMessage":           s.sqsDeleteMessage,
-		"DeleteMessageBatch":      s.sqsDeleteMessageBatch,
-		"ChangeMessageVisibility": s.sqsChangeVisibility,
-		"PurgeQueue":              s.sqsPurgeQueue,
+		"CreateQueue":                  s.sqsCreateQueue,
+		"GetQueueUrl":                  s.sqsGetQueueURL,
+		"ListQueues":                   s.sqsListQueues,
+		"DeleteQueue":                  s.sqsDeleteQueue,
+		"GetQueueAttributes":           s.sqsGetQueueAttributes,
+		"SetQueueAttributes":           s.sqsSetQueueAttributes,
+		"SendMessage":                  s.sqsSendMessage,
+		"SendMessageBatch":             s.sqsSendMessageBatch,
+		"ReceiveMessage":               s.sqsReceiveMessage,
+		"DeleteMessage":                s.sqsDeleteMessage,
+		"DeleteMessageBatch":           s.sqsDeleteMessageBatch,
+		"ChangeMessageVisibility":      s.sqsChangeVisibility,
+		"ChangeMessageVisibilityBatch": s.sqsChangeVisibilityBatch,
+		"PurgeQueue":                   s.sqsPurgeQueue,
 	}
 }
 
@@ -74,8 +88,6 @@ func toSQSError(err error) *sqsError {
 			return &sqsError{typ: "RequestThrottled", msg: "Rate exceeded", status: 400}
 		case "InternalError":
 			return &sqsError{typ: "InternalError", queryCode: "InternalError;Receiver", msg: ae.Message, status: 500}
-		case "QueueDoesNotExist":
-			return sqsErr("QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue;Sender", "%s", ae.Message)
 		}
 		return &sqsError{typ: ae.Code, queryCode: ae.Code + ";Sender", msg: ae.Message, status: 400}
 	}
@@ -128,7 +140,7 @@ func decode(body []byte, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return sqsErr("InvalidParameterValueException", "InvalidParameterValue;Sender", "malformed request body: %v", err)
+		return errInvalidParameter("malformed request body: %v", err)
 	}
 	return nil
 }
@@ -141,11 +153,40 @@ func (s *Server) sqsCreateQueue(r *http.Request, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if in.QueueName == "" {
-		return nil, sqsErr("InvalidParameterValueException", "InvalidParameterValue;Sender", "QueueName is required")
+	if err := checkQueueName(in.QueueName, in.Attributes); err != nil {
+		return nil, err
 	}
-	s.w.CreateQueue(in.QueueName, in.Attributes)
+	if err := s.w.apiCreateQueue(in.QueueName, in.Attributes); err != nil {
+		return nil, err
+	}
 	return map[string]string{"QueueUrl": s.queueURL(r, in.QueueName)}, nil
+}
+
+// apiCreateQueue is CreateQueue as the API does it: validated attributes;
+// an existing queue is answered only when every attribute passed has its
+// value already; a name deleted less than a minute ago is refused.
+func (w *World) apiCreateQueue(name string, attrs map[string]string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.checkQueueAttrs(attrs); err != nil {
+		return err
+	}
+	now := w.clock.Now()
+	if q, ok := w.queues[name]; ok {
+		for _, k := range sortedKeys(attrs) {
+			if q.attrs[k] != attrs[k] {
+				return sqsErr("QueueNameExists", "QueueAlreadyExists;Sender",
+					"A queue already exists with the same name and a different value for attribute %s", k)
+			}
+		}
+		return nil
+	}
+	if at, ok := w.deletedQueues[name]; ok && now.Sub(at) < recreateInterval*time.Second {
+		return sqsErr("QueueDeletedRecently", "AWS.SimpleQueueService.QueueDeletedRecently;Sender",
+			"You must wait %d seconds after deleting a queue before you can create another with the same name.", recreateInterval)
+	}
+	w.createQueueLocked(name, attrs)
+	return nil
 }
 
 func (s *Server) sqsGetQueueURL(r *http.Request, body []byte) (any, error) {
@@ -154,7 +195,7 @@ func (s *Server) sqsGetQueueURL(r *http.Request, body []byte) (any, error) {
 		return nil, err
 	}
 	if !s.w.hasQueue(in.QueueName) {
-		return nil, errQueueMissing(in.QueueName)
+		return nil, errQueueMissing()
 	}
 	return map[string]string{"QueueUrl": s.queueURL(r, in.QueueName)}, nil
 }
@@ -166,16 +207,93 @@ func (w *World) hasQueue(name string) bool {
 	return ok
 }
 
-// withQueue runs fn under the world lock with the named queue.
+// withQueue runs fn under the world lock with the named queue, after
+// dropping its expired messages.
 func (w *World) withQueue(name string, fn func(q *queue) error) error {
 	w.mu.Lock()
 	defer w.unlock()
 	w.tickLocked()
 	q, ok := w.queues[name]
 	if !ok {
-		return errQueueMissing(name)
+		return errQueueMissing()
 	}
+	w.expireLocked(q)
 	return fn(q)
+}
+
+func (s *Server) sqsListQueues(r *http.Request, body []byte) (any, error) {
+	var in struct {
+		QueueNamePrefix string
+		MaxResults      *int
+		NextToken       string
+	}
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if in.MaxResults != nil && (*in.MaxResults < 1 || *in.MaxResults > 1000) {
+		return nil, errInvalidParameter("Value %d for parameter MaxResults is invalid. Reason: MaxResults must be an integer between 1 and 1000.", *in.MaxResults)
+	}
+	names := s.w.queueNames(in.QueueNamePrefix)
+	from := 0
+	if in.NextToken != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(in.NextToken)
+		n, aerr := strconv.Atoi(string(raw))
+		if err != nil || aerr != nil || n < 0 || n > len(names) {
+			return nil, errInvalidParameter("Invalid NextToken value.")
+		}
+		from = n
+	}
+	// Without MaxResults SQS returns up to 1,000 queues and no token.
+	to := min(len(names), from+1000)
+	out := map[string]any{}
+	if in.MaxResults != nil {
+		to = min(len(names), from+*in.MaxResults)
+		if to < len(names) {
+			out["NextToken"] = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(to)))
+		}
+	}
+	var urls []string
+	for _, n := range names[from:to] {
+		urls = append(urls, s.queueURL(r, n))
+	}
+	if len(urls) > 0 {
+		out["QueueUrls"] = urls
+	}
+	return out, nil
+}
+
+func (w *World) queueNames(prefix string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for n := range w.queues {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *Server) sqsDeleteQueue(_ *http.Request, body []byte) (any, error) {
+	var in struct{ QueueUrl string }
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	return nil, s.w.deleteQueue(queueName(in.QueueUrl))
+}
+
+func (w *World) deleteQueue(name string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	q, ok := w.queues[name]
+	if !ok {
+		return errQueueMissing()
+	}
+	close(q.notify) // wake long polls, which then find the queue gone
+	delete(w.queues, name)
+	w.deletedQueues[name] = w.clock.Now()
+	return nil
 }
 
 func (s *Server) sqsGetQueueAttributes(_ *http.Request, body []byte) (any, error) {
@@ -186,28 +304,39 @@ func (s *Server) sqsGetQueueAttributes(_ *http.Request, body []byte) (any, error
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	for _, n := range in.AttributeNames {
+		if n != "All" && settableAttrs[n] == nil && !readOnlyAttrs[n] && !fifoAttrs[n] {
+			return nil, errAttrName(n)
+		}
+	}
 	name := queueName(in.QueueUrl)
 	attrs := map[string]string{}
 	err := s.w.withQueue(name, func(q *queue) error {
 		for k, v := range q.attrs {
 			attrs[k] = v
 		}
+		vis, inFlight, delayed := q.counts(s.w.clock.Now())
+		attrs["ApproximateNumberOfMessages"] = strconv.Itoa(vis)
+		attrs["ApproximateNumberOfMessagesNotVisible"] = strconv.Itoa(inFlight)
+		attrs["ApproximateNumberOfMessagesDelayed"] = strconv.Itoa(delayed)
+		attrs["CreatedTimestamp"] = strconv.FormatInt(q.created.Unix(), 10)
+		attrs["LastModifiedTimestamp"] = strconv.FormatInt(q.modified.Unix(), 10)
+		attrs["QueueArn"] = s.w.queueARN(name)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	vis, inflight := s.w.QueueDepth(name)
-	attrs["ApproximateNumberOfMessages"] = strconv.Itoa(vis)
-	attrs["ApproximateNumberOfMessagesNotVisible"] = strconv.Itoa(inflight)
-	attrs["ApproximateNumberOfMessagesDelayed"] = "0"
-	attrs["QueueArn"] = s.w.queueARN(name)
-	all := len(in.AttributeNames) == 0 || contains(in.AttributeNames, "All")
+	// With no names SQS answers no attributes.
+	all := contains(in.AttributeNames, "All")
 	out := map[string]string{}
 	for k, v := range attrs {
-		if all || contains(in.AttributeNames, k) {
+		if v != "" && (all || contains(in.AttributeNames, k)) {
 			out[k] = v
 		}
+	}
+	if len(out) == 0 {
+		return struct{}{}, nil
 	}
 	return map[string]any{"Attributes": out}, nil
 }
@@ -221,9 +350,32 @@ func (s *Server) sqsSetQueueAttributes(_ *http.Request, body []byte) (any, error
 		return nil, err
 	}
 	return nil, s.w.withQueue(queueName(in.QueueUrl), func(q *queue) error {
+		if err := s.w.checkQueueAttrs(in.Attributes); err != nil {
+			return err
+		}
 		for k, v := range in.Attributes {
 			q.attrs[k] = v
 		}
+		q.modified = s.w.clock.Now()
+		return nil
+	})
+}
+
+func (s *Server) sqsPurgeQueue(_ *http.Request, body []byte) (any, error) {
+	var in struct{ QueueUrl string }
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	name := queueName(in.QueueUrl)
+	return nil, s.w.withQueue(name, func(q *queue) error {
+		now := s.w.clock.Now()
+		if !q.purgedAt.IsZero() && now.Sub(q.purgedAt) < purgeInterval*time.Second {
+			return sqsErr("PurgeQueueInProgress", "AWS.SimpleQueueService.PurgeQueueInProgress;Sender",
+				"Only one PurgeQueue operation on %s is allowed every %d seconds.", name, purgeInterval)
+		}
+		q.purgedAt = now
+		clear(q.msgs)
+		q.msgs = nil
 		return nil
 	})
 }

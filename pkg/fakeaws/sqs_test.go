@@ -209,7 +209,7 @@ func TestSQSQueueAdministration(t *testing.T) {
 	if vis, inflight := e.world.QueueDepth("interruptions"); vis+inflight != 0 {
 		t.Fatalf("purge left %d messages", vis+inflight)
 	}
-	if _, err := e.sqs.ListQueues(e.ctx, &sqs.ListQueuesInput{}); apiCode(err) != "AWS.SimpleQueueService.UnsupportedOperation" {
+	if _, err := e.sqs.TagQueue(e.ctx, &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: map[string]string{"a": "b"}}); apiCode(err) != "AWS.SimpleQueueService.UnsupportedOperation" {
 		t.Fatalf("unsimulated operation: %v", err)
 	}
 }

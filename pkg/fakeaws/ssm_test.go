@@ -50,3 +50,28 @@ func TestSSMAMIParameters(t *testing.T) {
 		t.Fatalf("a throttled GetParameter should be retried: %v", err)
 	}
 }
+
+func TestSSMGetParameters(t *testing.T) {
+	e := newEnv(t)
+	known := "/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/arm64/standard/recommended/image_id"
+	out, err := e.ssm.GetParameters(e.ctx, &ssm.GetParametersInput{Names: []string{known, "/missing", known}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Parameters) != 1 || aws.ToString(out.Parameters[0].Name) != known || aws.ToString(out.Parameters[0].Value) == "" ||
+		len(out.InvalidParameters) != 1 || out.InvalidParameters[0] != "/missing" {
+		t.Fatalf("GetParameters: %+v", out)
+	}
+	eleven := make([]string, 11)
+	for i := range eleven {
+		eleven[i] = known
+	}
+	for name, names := range map[string][]string{"eleven names": eleven, "an empty name": {""}} {
+		if _, err := e.ssm.GetParameters(e.ctx, &ssm.GetParametersInput{Names: names}); apiCode(err) != "ValidationException" {
+			t.Errorf("%s: %v, want ValidationException", name, err)
+		}
+	}
+	if got := e.world.Stats()["ssm:GetParameters"]; got != 3 {
+		t.Errorf("GetParameters calls %d, want 3", got)
+	}
+}

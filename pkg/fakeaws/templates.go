@@ -106,42 +106,6 @@ func (w *World) TerminateInstances(ids []string) ([]StateChange, error) {
 // StateChange is one TerminateInstances result.
 type StateChange struct{ ID, Previous, Current string }
 
-// CreateTags adds tags to instances, subnets, security groups, images or launch templates.
-func (w *World) CreateTags(ids []string, tags map[string]string) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	// Check every id first so that a bad id changes nothing, as in EC2.
-	for _, id := range ids {
-		if w.tagsOf(id) == nil {
-			return apiErr(400, invalidIDCode(id), "The ID '%s' does not exist", id)
-		}
-	}
-	for _, id := range ids {
-		m := w.tagsOf(id)
-		if *m == nil {
-			*m = map[string]string{}
-		}
-		for k, v := range tags {
-			(*m)[k] = v
-		}
-	}
-	return nil
-}
-
-func invalidIDCode(id string) string {
-	switch {
-	case len(id) > 2 && id[:2] == "i-":
-		return "InvalidInstanceID.NotFound"
-	case len(id) > 7 && id[:7] == "subnet-":
-		return "InvalidSubnetID.NotFound"
-	case len(id) > 3 && id[:3] == "sg-":
-		return "InvalidGroup.NotFound"
-	case len(id) > 4 && id[:4] == "ami-":
-		return "InvalidAMIID.NotFound"
-	}
-	return "InvalidID"
-}
-
 // tagsOf finds the tag map of any taggable resource.
 func (w *World) tagsOf(id string) *map[string]string {
 	if in, ok := w.instances[id]; ok {

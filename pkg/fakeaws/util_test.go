@@ -2,6 +2,7 @@ package fakeaws_test
 
 import (
 	"encoding/base64"
+	"errors"
 	"sort"
 )
 
@@ -27,3 +28,15 @@ func fleetIDs(launches [][]string) []string {
 	}
 	return out
 }
+
+func sortedKeysOf(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// asErr is errors.As for tests that check the modelled error type as well as the code.
+func asErr[T error](err error, target *T) bool { return errors.As(err, target) }

@@ -91,7 +91,10 @@ type World struct {
 	images  []*Image
 	params  map[string]string
 	queues  map[string]*queue
-	timers  timerHeap
+	// deletedQueues remembers when queues were deleted: SQS refuses the
+	// name for 60 seconds after.
+	deletedQueues map[string]time.Time
+	timers        timerHeap
 	// terminated counts remembered terminated instances, so the retention
 	// sweep can skip the scan when there are none.
 	terminated int
@@ -182,20 +185,21 @@ func NewWorld(o Options) *World {
 		o.KubernetesVersion = "1.37"
 	}
 	w := &World{
-		opts:      o,
-		clock:     o.Clock,
-		realClk:   real,
-		rng:       rand.New(rand.NewSource(o.Seed)),
-		specs:     map[string]Spec{},
-		pools:     map[PoolKey]*Pool{},
-		instances: map[string]*Instance{},
-		fleets:    map[string]fleetRecord{},
-		templates: map[string]*LaunchTemplate{},
-		params:    map[string]string{},
-		queues:    map[string]*queue{},
-		stats:     map[string]int{},
-		throttle:  map[string]int{},
-		failures:  map[string]int{},
+		opts:          o,
+		clock:         o.Clock,
+		realClk:       real,
+		rng:           rand.New(rand.NewSource(o.Seed)),
+		specs:         map[string]Spec{},
+		pools:         map[PoolKey]*Pool{},
+		instances:     map[string]*Instance{},
+		fleets:        map[string]fleetRecord{},
+		templates:     map[string]*LaunchTemplate{},
+		params:        map[string]string{},
+		queues:        map[string]*queue{},
+		deletedQueues: map[string]time.Time{},
+		stats:         map[string]int{},
+		throttle:      map[string]int{},
+		failures:      map[string]int{},
 	}
 	for _, s := range o.Specs {
 		w.addSpec(s)
