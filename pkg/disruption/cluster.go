@@ -32,9 +32,10 @@ type nodeInfo struct {
 	disrupting bool
 	// removed by an action of this plan.
 	removed bool
-	// received pods from an action of this plan: it is no candidate for
-	// later actions of the plan, which would chain moves the cluster has
-	// not made yet.
+	// received pods from an action of this plan (they are in pods and
+	// movable now): later actions of the plan may delete it, moving those
+	// pods on, but not replace it or wait for anything, which would chain
+	// a command onto moves the cluster has not made yet.
 	received bool
 }
 
@@ -70,6 +71,10 @@ type working struct {
 	budgets  *tracker
 	skips    map[string]Skip
 	solves   int
+	// compact: hand the solver nodes as their remaining room (compact.go);
+	// compactCache holds those views until an action changes the node.
+	compact      bool
+	compactCache map[string]*scheduling.ExistingNode
 	// replacements numbers the plan's replacement claims.
 	replacements int
 	requests     map[types.UID]resvec
@@ -82,6 +87,7 @@ func newWorking(in Input) *working {
 		byNode: map[string]*nodeInfo{}, base: map[string]*scheduling.ExistingNode{},
 		poolObjs: map[string]*nsv1.NodePool{}, nominatedTargets: map[string]bool{},
 		commands: map[string]bool{}, skips: map[string]Skip{}, requests: map[types.UID]resvec{},
+		compact: topologyFree(in.Snapshot.Pods), compactCache: map[string]*scheduling.ExistingNode{},
 	}
 	nominated := in.Nominated
 	if nominated == nil {
@@ -104,6 +110,9 @@ func newWorking(in Input) *working {
 	}
 	solveIn, _ := provisioning.BuildInput(snap, provisioning.Pending{Held: pending.Held}, typesByPool, w.opts.Solve)
 	w.pools = solveIn.NodePools
+	if w.compact {
+		prefilterTypes(w.pools)
+	}
 	w.poolByName = map[string]*scheduling.NodePool{}
 	for _, p := range w.pools {
 		w.poolByName[p.Name] = p
@@ -253,8 +262,12 @@ func (w *working) commit(a *Action, plan *scheduling.Plan) {
 			cp := *en
 			cp.Pods = append(append(make([]*corev1.Pod, 0, len(en.Pods)+1), en.Pods...), nom.Pod)
 			w.base[nom.Node] = &cp
+			delete(w.compactCache, nom.Node)
 			if n := w.byNode[nom.Node]; n != nil {
 				n.received = true
+				// Copies: the slices may be the snapshot's.
+				n.pods = append(append(make([]*corev1.Pod, 0, len(n.pods)+1), n.pods...), nom.Pod)
+				n.movable = append(append(make([]*corev1.Pod, 0, len(n.movable)+1), n.movable...), nom.Pod)
 			}
 		}
 	}
@@ -315,11 +328,10 @@ func chargeUsage(p *scheduling.NodePool, cp *scheduling.ClaimPlan) {
 func (w *working) existing(skip map[string]bool) []*scheduling.ExistingNode {
 	out := make([]*scheduling.ExistingNode, 0, len(w.base)+len(w.added))
 	for _, name := range w.baseOrder {
-		en, ok := w.base[name]
-		if !ok || skip[name] {
+		if _, ok := w.base[name]; !ok || skip[name] {
 			continue
 		}
-		out = append(out, en)
+		out = append(out, w.solverNode(name))
 	}
 	return append(out, w.added...)
 }

@@ -237,6 +237,13 @@ func pinnedTo(node string) podOpt {
 	return func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node} }
 }
 
+// spreadOut keeps pods labelled app=spread off each other's nodes.
+func spreadOut(p *corev1.Pod) {
+	p.Labels["app"] = "spread"
+	p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}}}}}}
+}
+
 func labelled(k, v string) podOpt { return func(p *corev1.Pod) { p.Labels[k] = v } }
 
 func (w *world) pdb(name string, allowed int32, matchLabels map[string]string) {

@@ -14,8 +14,15 @@ import (
 // multi-node then single-node consolidation, each within the budgets and
 // each seeing the pods earlier actions moved. It is deterministic.
 func Compute(in Input) (*Plan, error) {
+	plan, _, err := compute(in)
+	return plan, err
+}
+
+// compute is Compute, also returning the working copy of the cluster as
+// the plan leaves it (for tests that carry a plan out).
+func compute(in Input) (*Plan, *working, error) {
 	if in.Snapshot == nil {
-		return nil, errors.New("disruption plan: no cluster snapshot")
+		return nil, nil, errors.New("disruption plan: no cluster snapshot")
 	}
 	w := newWorking(in)
 	out := &Plan{
@@ -35,7 +42,7 @@ func Compute(in Input) (*Plan, error) {
 	}
 	for _, step := range []func([]*nodeInfo, *Plan) error{w.emptiness, w.drift, w.expiration, w.consolidation} {
 		if err := step(eligible, out); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, s := range w.skips {
@@ -43,7 +50,7 @@ func Compute(in Input) (*Plan, error) {
 	}
 	sort.Slice(out.Skipped, func(i, j int) bool { return out.Skipped[i].Claim < out.Skipped[j].Claim })
 	out.Solves = w.solves
-	return out, nil
+	return out, w, nil
 }
 
 // emptiness deletes nodes that ran no workload pods for consolidateAfter.

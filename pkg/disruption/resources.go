@@ -1,6 +1,8 @@
 package disruption
 
 import (
+	"sort"
+
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
@@ -81,17 +83,40 @@ func (w *working) spare(en *scheduling.ExistingNode) resvec {
 	return v
 }
 
-// freeRoom is the spare room of every node new pods may go to.
-func (w *working) freeRoom() resvec {
-	var total resvec
+func (v resvec) isZero() bool { return v == resvec{} }
+
+// firstFitElsewhere places n's pods, largest cpu first, into the spare
+// room of the other nodes new pods may go to (by requests alone: no
+// labels, taints or topology) and returns what does not fit.
+func (w *working) firstFitElsewhere(n *nodeInfo) resvec {
+	var spares []resvec
 	for _, name := range w.baseOrder {
 		en, ok := w.base[name]
-		if !ok || en.MarkedForDeletion || en.InFlight {
+		if !ok || name == n.name || en.MarkedForDeletion || en.InFlight {
 			continue
 		}
-		total.add(w.spare(en))
+		spares = append(spares, w.spare(en))
 	}
-	return total
+	pods := append([]*corev1.Pod(nil), n.movable...)
+	sort.SliceStable(pods, func(i, j int) bool { return w.podRequests(pods[i])[0] > w.podRequests(pods[j])[0] })
+	var left resvec
+	for _, p := range pods {
+		r := w.podRequests(p)
+		placed := false
+		for i := range spares {
+			if r.fits(spares[i]) {
+				for d := range r {
+					spares[i][d] -= r[d]
+				}
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			left.add(r)
+		}
+	}
+	return left
 }
 
 // cheaperTypeHolds reports whether some instance type of a usable pool,

@@ -96,6 +96,12 @@ func (w *working) consolidate(cands []*nodeInfo, m Method) (*Action, *scheduling
 	default:
 		return nil, nil, SkipNotCheaper, fmt.Sprintf("%s: the pods would need %d new nodes, and a consolidation launches at most one", who, len(plan.NewClaims)), nil
 	}
+	for _, c := range cands {
+		if c.received {
+			return nil, nil, SkipNotEvaluated, fmt.Sprintf("%s: node %s received pods from another disruption of this plan, so it may only be deleted now; replacing it waits for the next plan",
+				who, c.name), nil
+		}
+	}
 	maxPrice := price * (1 - w.opts.MinSavingsShare)
 	cp, reason, msg := w.narrow(plan.NewClaims[0], cands, maxPrice)
 	if cp == nil {
