@@ -1,6 +1,6 @@
 // Command controller is Nodesmith's controller: a controller-runtime manager
 // running the provisioning, NodeClaim lifecycle, termination, garbage
-// collection, emptiness, NodePool and EC2NodeClass controllers against AWS
+// collection, disruption, NodePool and EC2NodeClass controllers against AWS
 // (or a simulated AWS through --aws-endpoint).
 package main
 
@@ -27,17 +27,21 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
-	"github.com/nodesmith/nodesmith/pkg/controllers/emptiness"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/garbagecollection"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclass"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodepool"
+	"github.com/nodesmith/nodesmith/pkg/controllers/podevents"
 	"github.com/nodesmith/nodesmith/pkg/controllers/provisioner"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/controllers/termination"
+	"github.com/nodesmith/nodesmith/pkg/disruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 )
 
@@ -132,9 +136,6 @@ func run(ctx context.Context, o *Options) error {
 		nodepool.New(kube, clk, m),
 		nodeclass.New(kube, provider, clk, rec),
 	}
-	if o.FeatureGates["Emptiness"] {
-		setups = append(setups, emptiness.New(kube, cluster, clk, rec, m))
-	}
 	for _, c := range setups {
 		if err := c.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %T: %w", c, err)
@@ -149,6 +150,11 @@ func run(ctx context.Context, o *Options) error {
 	} {
 		if err := mgr.Add(r); err != nil {
 			return fmt.Errorf("adding %T: %w", r, err)
+		}
+	}
+	if o.FeatureGates["Disruption"] {
+		if err := addDisruption(mgr, o, kube, cloud, cluster, clk, rec, m); err != nil {
+			return err
 		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -199,4 +205,24 @@ func newAWS(ctx context.Context, o *Options, kube client.Client, clk clock.Clock
 		return nil, fmt.Errorf("building the AWS provider: %w", err)
 	}
 	return p, nil
+}
+
+// addDisruption registers the pod-event stamper and the disruption
+// singleton (emptiness, drift, expiry, consolidation).
+func addDisruption(mgr ctrl.Manager, o *Options, kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.Cluster,
+	clk clock.Clock, rec *events.Recorder, m *metrics.Metrics) error {
+	if err := operator.Register(mgr, podevents.New(kube, clk).Declaration()); err != nil {
+		return fmt.Errorf("setting up the pod-event controller: %w", err)
+	}
+	d := disruptor.New(kube, cloud, cluster, clk, rec, m, disruptor.Options{
+		ValidationDelay: o.DisruptionValidationDelay,
+		Plan: disruption.Options{
+			MinSavingsShare:         o.ConsolidationMinSavings,
+			SpotToSpotConsolidation: o.FeatureGates["SpotToSpotConsolidation"],
+		},
+	})
+	if err := operator.AddSingleton(mgr, clk, d); err != nil {
+		return fmt.Errorf("adding the disruption controller: %w", err)
+	}
+	return nil
 }

@@ -80,7 +80,7 @@ func (p *Provider) Create(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 		}
 		retry, fatal := p.markFailures(pl, out.errs)
 		if out.instanceID != "" {
-			return p.launched(claim, res, pl, types, out), nil
+			return p.launched(claim, nc, res, pl, types, out), nil
 		}
 		for _, e := range out.errs {
 			failures = append(failures, fmt.Sprintf("%s %s: %s", e.Lifecycle, aws.ToString(e.ErrorCode), overrideName(e.LaunchTemplateAndOverrides)))
@@ -233,14 +233,19 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 	}, nil
 }
 
-// launched fills the claim's status from the instance the fleet started.
-func (p *Provider) launched(claim *nsv1.NodeClaim, res *Resolved, pl plan.Plan, types []*catalog.InstanceType, out fleetOutcome) *nsv1.NodeClaim {
+// launched fills the claim's status from the instance the fleet started,
+// and annotates it with what drift compares later: the node class's hash,
+// the subnet and the security groups it launched with.
+func (p *Provider) launched(claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *Resolved, pl plan.Plan, types []*catalog.InstanceType, out fleetOutcome) *nsv1.NodeClaim {
 	var it *catalog.InstanceType
 	price := 0.0
-	zone := out.zone
+	zone, subnet := out.zone, out.subnetID
 	for _, o := range pl.Options {
 		if o.InstanceType.Name == out.instanceType && (o.Zone == zone || (zone == "" && o.SubnetID == out.subnetID)) {
 			it, price, zone = o.InstanceType, o.Price, o.Zone
+			if subnet == "" {
+				subnet = o.SubnetID
+			}
 			break
 		}
 	}
@@ -278,6 +283,16 @@ func (p *Provider) launched(claim *nsv1.NodeClaim, res *Resolved, pl plan.Plan, 
 	}
 	q := resource.MustParse(strconv.FormatFloat(price, 'f', 6, 64))
 	c.Status.Price = &q
+	groups := make([]string, 0, len(res.SecurityGroups))
+	for _, g := range res.SecurityGroups {
+		groups = append(groups, g.ID)
+	}
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	for k, v := range awsv1.LaunchAnnotations(nc, subnet, groups) {
+		c.Annotations[k] = v
+	}
 	return c
 }
 
