@@ -249,3 +249,34 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkPlanSteadyState is the cost of the plan the controller makes
+// every poll once the cluster is consolidated: the burst's leftovers after
+// two plans ran, planned again (little or nothing left to do).
+func BenchmarkPlanSteadyState(b *testing.B) {
+	w, _ := scaledDown(b, 41000, 10000)
+	opts := func(in *Input) { in.Options.SpotToSpotConsolidation = true }
+	for i := 0; i < 2; i++ {
+		plan, ww, err := compute(w.input(opts))
+		if err != nil {
+			b.Fatal(err)
+		}
+		w = carryOut(w, ww, plan)
+	}
+	in := w.input(opts)
+	var plan *Plan
+	var err error
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if plan, err = Compute(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(len(w.snap.Nodes)), "nodes")
+	b.ReportMetric(float64(len(plan.Actions)), "actions")
+	b.ReportMetric(float64(plan.Solves), "solves")
+}

@@ -162,6 +162,7 @@ func (w *working) singleNode(cands []*nodeInfo, out *Plan) error {
 		}
 	}
 	sortByPodsPerDollar(rest)
+	room := w.spareRoom()
 	for _, n := range rest {
 		if n.removed || !w.budgeted(n, nsv1.DisruptionReasonUnderutilized) {
 			continue
@@ -170,7 +171,7 @@ func (w *working) singleNode(cands []*nodeInfo, out *Plan) error {
 			w.skip(n, SkipNotEvaluated, fmt.Sprintf("%s: this plan's solver budget ran out before it", describe(n)))
 			continue
 		}
-		if left := w.firstFitElsewhere(n); !left.isZero() {
+		if left := w.firstFitElsewhere(n, room); !left.isZero() {
 			maxPrice := n.price * (1 - w.opts.MinSavingsShare)
 			if n.received || !w.cheaperTypeHolds(left, maxPrice) {
 				w.skip(n, SkipNotCheaper, fmt.Sprintf("%s: its pods do not fit in the other nodes' spare room, and no instance type sold for at most $%.4f/h has room for the rest",
@@ -187,6 +188,7 @@ func (w *working) singleNode(cands []*nodeInfo, out *Plan) error {
 			continue
 		}
 		w.commit(a, plan)
+		room = w.spareRoom()
 		out.Actions = append(out.Actions, a)
 	}
 	return nil

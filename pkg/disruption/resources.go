@@ -85,17 +85,35 @@ func (w *working) spare(en *scheduling.ExistingNode) resvec {
 
 func (v resvec) isZero() bool { return v == resvec{} }
 
-// firstFitElsewhere places n's pods, largest cpu first, into the spare
-// room of the other nodes new pods may go to (by requests alone: no
-// labels, taints or topology) and returns what does not fit.
-func (w *working) firstFitElsewhere(n *nodeInfo) resvec {
-	var spares []resvec
+// spareRoom is the spare room of every node new pods may go to, by name,
+// in the solver's node order.
+type spareRoom struct {
+	names  []string
+	spares []resvec
+}
+
+func (w *working) spareRoom() spareRoom {
+	var out spareRoom
 	for _, name := range w.baseOrder {
 		en, ok := w.base[name]
-		if !ok || name == n.name || en.MarkedForDeletion || en.InFlight {
+		if !ok || en.MarkedForDeletion || en.InFlight {
 			continue
 		}
-		spares = append(spares, w.spare(en))
+		out.names = append(out.names, name)
+		out.spares = append(out.spares, w.spare(en))
+	}
+	return out
+}
+
+// firstFitElsewhere places n's pods, largest cpu first, into the spare
+// room of the other nodes (by requests alone: no labels, taints or
+// topology) and returns what does not fit.
+func (w *working) firstFitElsewhere(n *nodeInfo, room spareRoom) resvec {
+	spares := make([]resvec, 0, len(room.spares))
+	for i, name := range room.names {
+		if name != n.name {
+			spares = append(spares, room.spares[i])
+		}
 	}
 	pods := append([]*corev1.Pod(nil), n.movable...)
 	sort.SliceStable(pods, func(i, j int) bool { return w.podRequests(pods[i])[0] > w.podRequests(pods[j])[0] })
