@@ -164,8 +164,7 @@ func newWorking(in Input) *working {
 // isDisrupting reports whether a claim is already on its way out: deleted,
 // marked by a command in progress, or acted on by the caller lately.
 func isDisrupting(c *nsv1.NodeClaim, recent func(string) bool) bool {
-	return !c.DeletionTimestamp.IsZero() || c.Annotations[nsv1.AnnotationDisruptionCommand] != "" ||
-		lifecycle.IsTrue(c.Status.Conditions, nsv1.ConditionDisrupting) || (recent != nil && recent(c.Name))
+	return !c.DeletionTimestamp.IsZero() || c.Annotations[nsv1.AnnotationDisruptionCommand] != "" || (recent != nil && recent(c.Name))
 }
 
 // mustMove reports whether disrupting the pod's node moves the pod: DaemonSet
