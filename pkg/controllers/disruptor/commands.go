@@ -79,6 +79,12 @@ func (c *Controller) advance(ctx context.Context, snap *state.Snapshot, now time
 			}
 		}
 		switch {
+		case len(cmd.replacements) == 0:
+			// Never written so by this controller: without a replacement to
+			// wait for, deleting could strand the pods. Give it up.
+			if err := c.abort(ctx, cmd, claims, nil, "the disruption names no replacement"); err != nil {
+				return waiting, err
+			}
 		case len(failed) > 0:
 			if err := c.abort(ctx, cmd, claims, nil, fmt.Sprintf("replacement %s was removed before it initialized", strings.Join(failed, ", "))); err != nil {
 				return waiting, err
@@ -101,7 +107,7 @@ func (c *Controller) advance(ctx context.Context, snap *state.Snapshot, now time
 // finish deletes a command's candidates: their replacements are ready.
 func (c *Controller) finish(ctx context.Context, cmd *command, now time.Time) error {
 	for _, cl := range cmd.candidates {
-		if err := c.kube.Delete(ctx, cl); client.IgnoreNotFound(err) != nil {
+		if err := c.kube.Delete(ctx, cl.DeepCopy()); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting replaced nodeclaim %s: %w", cl.Name, err)
 		}
 		c.markRecent(cl.Name, now)
@@ -119,7 +125,7 @@ func (c *Controller) abort(ctx context.Context, cmd *command, claims map[string]
 	c.metrics.Disruption.Aborted.WithLabelValues(cmd.reason).Inc()
 	for _, name := range stale {
 		if r := claims[name]; r != nil {
-			if err := c.kube.Delete(ctx, r); client.IgnoreNotFound(err) != nil {
+			if err := c.kube.Delete(ctx, r.DeepCopy()); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("deleting replacement nodeclaim %s of an abandoned disruption: %w", name, err)
 			}
 		}

@@ -282,3 +282,50 @@ func TestANewAMIReplacesTheNode(t *testing.T) {
 		t.Errorf("no event naming the old image in:\n%s", ev)
 	}
 }
+
+func TestAReplacementThatNeverInitializesTimesOut(t *testing.T) {
+	f, n, repl := startReplacement(t)
+	f.clk.Step(DefaultCommandTimeout)
+	f.step()
+	if cand := f.claim(n); !cand.DeletionTimestamp.IsZero() || cand.Annotations[nsv1.AnnotationDisruptionCommand] != "" {
+		t.Fatalf("candidate after the timeout: deleting=%v annotations %v", !cand.DeletionTimestamp.IsZero(), cand.Annotations)
+	}
+	if !f.deleting(repl.Name) {
+		t.Fatal("the replacement that never initialized was left running")
+	}
+}
+
+func TestSharedPrefix(t *testing.T) {
+	claim := func(name string) *disruption.Candidate {
+		return &disruption.Candidate{Claim: &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+	}
+	act := func(m disruption.Method, repl int, names ...string) *disruption.Action {
+		a := &disruption.Action{Method: m, Reason: nsv1.DisruptionReasonUnderutilized}
+		for _, n := range names {
+			a.Candidates = append(a.Candidates, claim(n))
+		}
+		for i := 0; i < repl; i++ {
+			a.Replacements = append(a.Replacements, nil)
+		}
+		return a
+	}
+	multi, single := disruption.MethodMultiNodeConsolidation, disruption.MethodSingleNodeConsolidation
+	tests := []struct {
+		name          string
+		before, after []*disruption.Action
+		want          int
+	}{
+		{name: "same plan", before: []*disruption.Action{act(multi, 1, "a", "b"), act(single, 0, "c")},
+			after: []*disruption.Action{act(multi, 1, "b", "a"), act(single, 0, "c")}, want: 2},
+		{name: "a later action changed", before: []*disruption.Action{act(multi, 1, "a", "b"), act(single, 0, "c")},
+			after: []*disruption.Action{act(multi, 1, "a", "b"), act(single, 1, "c")}, want: 1},
+		{name: "the first changed: nothing after it holds", before: []*disruption.Action{act(multi, 1, "a", "b"), act(single, 0, "c")},
+			after: []*disruption.Action{act(multi, 1, "a"), act(single, 0, "c")}, want: 0},
+		{name: "nothing left to do", before: []*disruption.Action{act(single, 0, "c")}, want: 0},
+	}
+	for _, tt := range tests {
+		if got := sharedPrefix(tt.before, tt.after); got != tt.want {
+			t.Errorf("%s: sharedPrefix = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -44,7 +44,8 @@ func (c *Controller) execute(ctx context.Context, snap *state.Snapshot, a *disru
 		return c.startCommand(ctx, snap, a, now)
 	}
 	for _, cand := range a.Candidates {
-		if err := c.kube.Delete(ctx, cand.Claim); client.IgnoreNotFound(err) != nil {
+		// A copy: the snapshot's objects are the cache's.
+		if err := c.kube.Delete(ctx, cand.Claim.DeepCopy()); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting nodeclaim %s (%s): %w", cand.Claim.Name, a.Reason, err)
 		}
 		c.markRecent(cand.Claim.Name, now)
