@@ -19,9 +19,17 @@
 // (pkg/scheduling.Solve) with the candidates removed: their pods are the
 // pods to place, every other node is existing capacity. Actions are
 // computed one after another on a working copy of the cluster, so later
-// actions see the pods earlier ones move. Each action carries its method,
-// its budget reason, the candidates, the pods it moves, the replacement
-// claims to launch and its savings in $/h.
+// actions see the pods earlier ones move. A node that took pods from an
+// earlier action may still be deleted by a later one, but not replaced:
+// that would make a command wait on moves the cluster has not made yet.
+// Each action carries its method, its budget reason, the candidates, the
+// pods it moves, the replacement claims to launch and its savings in $/h.
+//
+// A plan over a thousand nodes takes a few dozen solves at most
+// (MaxSolves bounds it): when no pod has pod (anti-)affinity, topology
+// spread or host ports the solver gets each node as its remaining room
+// (compact.go), and single-node candidates that could not fit anyway are
+// skipped without a solve.
 //
 // Anti-churn rules: a consolidation must save at least MinSavingsShare of
 // the candidates' price even if the dearest launch option of its

@@ -129,7 +129,9 @@ type Action struct {
 	// Replacements are the claims to launch first, each with its pods and
 	// launch options; empty when the pods fit on existing nodes.
 	Replacements []*scheduling.ClaimPlan
-	// Pods are the pods the action moves (every candidate's Pods).
+	// Pods are the pods the action moves (every candidate's Pods; a
+	// candidate that took pods from an earlier action of the plan lists
+	// those too, and such an action never has replacements).
 	Pods []*corev1.Pod
 	// Savings is the candidates' price minus the replacements' expected
 	// price (their cheapest options), in $/h. Consolidations save at least
