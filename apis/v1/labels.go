@@ -22,8 +22,31 @@ const (
 	// AnnotationDoNotDisrupt on a pod ("true" or a duration) or a node blocks
 	// voluntary disruption.
 	AnnotationDoNotDisrupt = Group + "/do-not-disrupt"
-	// AnnotationNodePoolHash records the hash of a NodePool's template a claim was made from.
+	// AnnotationNodePoolHash records the hash of a NodePool's template a
+	// claim was made from (NodePool.Hash); drift compares it with the pool's.
 	AnnotationNodePoolHash = Group + "/nodepool-hash"
+	// AnnotationNodePoolHashVersion is the NodePoolHashVersion that computed it.
+	AnnotationNodePoolHashVersion = Group + "/nodepool-hash-version"
+	// AnnotationDisruptionCommand on a NodeClaim names the disruption
+	// command replacing it; the claim waits, tainted, for the command's
+	// replacements to initialize before it is deleted.
+	AnnotationDisruptionCommand = Group + "/disruption-command"
+	// AnnotationDisruptionReplacements on a command's candidates lists the
+	// replacement NodeClaims it waits for, comma-separated.
+	AnnotationDisruptionReplacements = Group + "/disruption-replacements"
+	// AnnotationDisruptionReason on a command's candidates is its
+	// DisruptionReason.
+	AnnotationDisruptionReason = Group + "/disruption-reason"
+	// AnnotationDisruptionStarted on a command's candidates is when it
+	// started (RFC 3339), for its timeout.
+	AnnotationDisruptionStarted = Group + "/disruption-started"
+	// AnnotationReplacementFor on a NodeClaim names the disruption command
+	// it was launched for; it is not a disruption candidate while the
+	// command's candidates still exist.
+	AnnotationReplacementFor = Group + "/replacement-for"
+	// AnnotationPodSet is a fingerprint of the workload pods on a claim's
+	// node; a change of it is a pod event (status.lastPodEventTime).
+	AnnotationPodSet = Group + "/pod-set"
 	// AnnotationTerminationTimestamp is when a draining node's grace period ends.
 	AnnotationTerminationTimestamp = Group + "/nodeclaim-termination-timestamp"
 

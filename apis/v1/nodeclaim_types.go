@@ -110,7 +110,8 @@ type NodeClaimStatus struct {
 	// LastPodEventTime is when a pod last arrived on or left the node; consolidateAfter counts from it.
 	// +optional
 	LastPodEventTime metav1.Time `json:"lastPodEventTime,omitempty"`
-	// Conditions: Launched, Registered, Initialized, Ready, Drifted, Consolidatable, Disrupting.
+	// Conditions: Launched, Registered, Initialized, Ready. (A disruption in
+	// progress is recorded in the nodesmith.sh/disruption-* annotations.)
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -143,14 +143,24 @@ type Disruption struct {
 }
 
 // DisruptionReason is why a node is disrupted.
-// +kubebuilder:validation:Enum=Empty;Underutilized;Drifted
+// +kubebuilder:validation:Enum=Empty;Underutilized;Drifted;Expired
 type DisruptionReason string
 
 const (
-	DisruptionReasonEmpty         DisruptionReason = "Empty"
+	// DisruptionReasonEmpty: the node runs no workload pods.
+	DisruptionReasonEmpty DisruptionReason = "Empty"
+	// DisruptionReasonUnderutilized: its pods fit elsewhere, or on a cheaper node.
 	DisruptionReasonUnderutilized DisruptionReason = "Underutilized"
-	DisruptionReasonDrifted       DisruptionReason = "Drifted"
+	// DisruptionReasonDrifted: it no longer matches its NodePool or node class.
+	DisruptionReasonDrifted DisruptionReason = "Drifted"
+	// DisruptionReasonExpired: it has lived longer than its expireAfter.
+	DisruptionReasonExpired DisruptionReason = "Expired"
 )
+
+// DisruptionReasons are every reason, in the order disruption considers them.
+var DisruptionReasons = []DisruptionReason{
+	DisruptionReasonEmpty, DisruptionReasonDrifted, DisruptionReasonExpired, DisruptionReasonUnderutilized,
+}
 
 // Budget caps voluntary disruptions, optionally only during a cron window and only for some reasons.
 //

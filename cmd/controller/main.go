@@ -106,7 +106,9 @@ func run(ctx context.Context, o *Options) error {
 		Options: controllers.Options{
 			BatchIdle: o.BatchIdle, BatchMax: o.BatchMax, NominationTTL: o.NominationTTL,
 			RegistrationTimeout: o.RegistrationTimeout, GCInterval: o.GCInterval, GCGrace: o.GCGrace,
-			FeatureGates: o.FeatureGates,
+			FeatureGates:              o.FeatureGates,
+			DisruptionValidationDelay: o.DisruptionValidationDelay,
+			ConsolidationMinSavings:   o.ConsolidationMinSavings,
 		},
 	})
 	if err != nil {

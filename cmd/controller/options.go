@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nodesmith/nodesmith/pkg/controllers"
+	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
+	"github.com/nodesmith/nodesmith/pkg/disruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
@@ -35,11 +37,22 @@ type Options struct {
 	GCInterval          time.Duration
 	GCGrace             time.Duration
 	NominationTTL       time.Duration
+	// DisruptionValidationDelay is how long a disruption plan waits before
+	// it is planned again and what still holds is carried out.
+	DisruptionValidationDelay time.Duration
+	// ConsolidationMinSavings is the least share of its nodes' price a
+	// consolidation must save.
+	ConsolidationMinSavings float64
 }
 
 // knownGates are the feature switches this build understands, with their
 // defaults (shared with the simulator).
 var knownGates = controllers.DefaultFeatureGates()
+
+// renamedGates are gates of earlier builds, refused with what replaced them.
+var renamedGates = map[string]string{
+	"Emptiness": `"Disruption" (empty nodes are the first thing the disruption controller removes, then drifted, expired and underutilized ones)`,
+}
 
 // parse reads args into Options; env supplies defaults. The --kubeconfig
 // flag is controller-runtime's and lives on fs as well.
@@ -83,6 +96,18 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 	dur(&o.GCInterval, "gc-interval", "GC_INTERVAL", 30*time.Second, "how often cloud instances are reconciled against NodeClaims")
 	dur(&o.GCGrace, "gc-grace", "GC_GRACE", 30*time.Second, "how old an unaccounted instance must be before it is terminated")
 	dur(&o.NominationTTL, "nomination-ttl", "NOMINATION_TTL", provisioning.DefaultNominationTTL, "how long a pod planned onto in-flight capacity is kept out of new batches")
+	dur(&o.DisruptionValidationDelay, "disruption-validation-delay", "DISRUPTION_VALIDATION_DELAY", disruptor.DefaultValidationDelay,
+		"a disruption is carried out only if it still holds when planned again this much later")
+	minSavings := disruption.DefaultMinSavingsShare
+	if e := env("CONSOLIDATION_MIN_SAVINGS"); e != "" {
+		f, err := strconv.ParseFloat(e, 64)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("CONSOLIDATION_MIN_SAVINGS=%q is not a number", e))
+		}
+		minSavings = f
+	}
+	fs.Float64Var(&o.ConsolidationMinSavings, "consolidation-min-savings", minSavings,
+		"the least share of the replaced nodes' price a consolidation must save, e.g. 0.10 (env CONSOLIDATION_MIN_SAVINGS)")
 	leader := true
 	if e := env("LEADER_ELECT"); e != "" {
 		b, err := strconv.ParseBool(e)
@@ -117,6 +142,12 @@ func (o *Options) validate() error {
 	if o.RegistrationTimeout <= 0 {
 		errs = append(errs, "--registration-timeout must be positive")
 	}
+	if o.DisruptionValidationDelay <= 0 {
+		errs = append(errs, "--disruption-validation-delay must be positive")
+	}
+	if o.ConsolidationMinSavings <= 0 || o.ConsolidationMinSavings > 1 {
+		errs = append(errs, fmt.Sprintf("--consolidation-min-savings %v: want a share above 0 and at most 1 (0.10 is 10 %%)", o.ConsolidationMinSavings))
+	}
 	switch o.LogLevel {
 	case "debug", "info", "error":
 	default:
@@ -142,6 +173,9 @@ func parseGates(s string) (map[string]bool, error) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
 			return nil, fmt.Errorf("feature gate %q: want Name=true|false", kv)
+		}
+		if to, renamed := renamedGates[k]; renamed {
+			return nil, fmt.Errorf("feature gate %q was replaced by %s", k, to)
 		}
 		if _, known := knownGates[k]; !known {
 			return nil, fmt.Errorf("unknown feature gate %q", k)

@@ -17,7 +17,8 @@ func TestParse(t *testing.T) {
 	}{
 		{name: "defaults", args: []string{"--cluster-name=lab"}, check: func(o *Options) string {
 			if o.BatchIdle != time.Second || o.BatchMax != 10*time.Second || !o.LeaderElect || o.MetricsAddr != ":8080" ||
-				o.HealthAddr != ":8081" || o.RegistrationTimeout != 15*time.Minute || o.FeatureGates["SpotToSpotConsolidation"] {
+				o.HealthAddr != ":8081" || o.RegistrationTimeout != 15*time.Minute || o.FeatureGates["SpotToSpotConsolidation"] ||
+				!o.FeatureGates["Disruption"] || o.DisruptionValidationDelay != 15*time.Second || o.ConsolidationMinSavings != 0.10 {
 				return "defaults differ from the documented ones"
 			}
 			return ""
@@ -38,11 +39,21 @@ func TestParse(t *testing.T) {
 			}},
 		{name: "feature gates", args: []string{"--cluster-name=lab", "--feature-gates=SpotToSpotConsolidation=true"},
 			check: func(o *Options) string {
-				if !o.FeatureGates["SpotToSpotConsolidation"] || !o.FeatureGates["Emptiness"] {
+				if !o.FeatureGates["SpotToSpotConsolidation"] || !o.FeatureGates["Disruption"] {
 					return "gates not applied over defaults"
 				}
 				return ""
 			}},
+		{name: "disruption settings", args: []string{"--cluster-name=lab", "--disruption-validation-delay=30s"}, env: map[string]string{"CONSOLIDATION_MIN_SAVINGS": "0.25"},
+			check: func(o *Options) string {
+				if o.DisruptionValidationDelay != 30*time.Second || o.ConsolidationMinSavings != 0.25 {
+					return "disruption settings ignored"
+				}
+				return ""
+			}},
+		{name: "the Emptiness gate says what replaced it", args: []string{"--cluster-name=lab", "--feature-gates=Emptiness=false"}, wantErr: `replaced by "Disruption"`},
+		{name: "a savings share above 1", args: []string{"--cluster-name=lab", "--consolidation-min-savings=10"}, wantErr: "--consolidation-min-savings"},
+		{name: "a savings share that is no number", env: map[string]string{"CLUSTER_NAME": "lab", "CONSOLIDATION_MIN_SAVINGS": "ten percent"}, wantErr: "CONSOLIDATION_MIN_SAVINGS"},
 		{name: "cluster name required", wantErr: "--cluster-name"},
 		{name: "unknown gate", args: []string{"--cluster-name=lab", "--feature-gates=Teleport=true"}, wantErr: "unknown feature gate"},
 		{name: "bad batch windows", args: []string{"--cluster-name=lab", "--batch-idle-duration=5s", "--batch-max-duration=1s"}, wantErr: "batch windows"},

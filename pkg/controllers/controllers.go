@@ -12,15 +12,17 @@ import (
 
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/costmetrics"
-	"github.com/nodesmith/nodesmith/pkg/controllers/emptiness"
+	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
 	nsevents "github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/garbagecollection"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclass"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodepool"
+	"github.com/nodesmith/nodesmith/pkg/controllers/podevents"
 	"github.com/nodesmith/nodesmith/pkg/controllers/provisioner"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/controllers/termination"
+	"github.com/nodesmith/nodesmith/pkg/disruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
@@ -59,6 +61,12 @@ type Options struct {
 	LaunchWorkers int
 	// NewClaimName names a pool's next NodeClaim (default random suffixes).
 	NewClaimName func(pool string) string
+	// DisruptionValidationDelay is how long a disruption plan waits before
+	// it is planned again and what still holds is carried out.
+	DisruptionValidationDelay time.Duration
+	// ConsolidationMinSavings is the least share of its nodes' price a
+	// consolidation must save.
+	ConsolidationMinSavings float64
 }
 
 // DefaultFeatureGates are the feature switches this build understands,
@@ -67,7 +75,7 @@ type Options struct {
 func DefaultFeatureGates() map[string]bool {
 	return map[string]bool{
 		"SpotToSpotConsolidation": false,
-		"Emptiness":               true,
+		"Disruption":              true,
 	}
 }
 
@@ -119,8 +127,15 @@ func New(cfg Config) (*Set, error) {
 	if cfg.NodeClasses != nil {
 		s.Controllers = append(s.Controllers, nodeclass.New(kube, cfg.NodeClasses, clk, rec).Controller())
 	}
-	if o.FeatureGates["Emptiness"] {
-		s.Controllers = append(s.Controllers, emptiness.New(kube, cluster, clk, rec, m).Controller())
+	if o.FeatureGates["Disruption"] {
+		s.Controllers = append(s.Controllers, podevents.New(kube, clk).Declaration())
+		s.Singletons = append(s.Singletons, disruptor.New(kube, cloud, cluster, clk, rec, m, disruptor.Options{
+			ValidationDelay: o.DisruptionValidationDelay,
+			Plan: disruption.Options{
+				MinSavingsShare:         o.ConsolidationMinSavings,
+				SpotToSpotConsolidation: o.FeatureGates["SpotToSpotConsolidation"],
+			},
+		}))
 	}
 	s.Singletons = append(s.Singletons,
 		prov,

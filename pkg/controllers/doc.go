@@ -12,14 +12,19 @@
 //     terminate the instance, remove finalizers;
 //   - garbagecollection: orphan instances and claims whose instance vanished;
 //   - nodepool: status, usage against limits and readiness;
-//   - emptiness: removes empty nodes after consolidateAfter within budgets;
 //   - costmetrics: the fleet's $/h by pool, capacity type and instance type
 //     and by namespace, as metrics (a singleton, pkg/cost's figures);
+//   - podevents: stamps status.lastPodEventTime on a NodeClaim when pods
+//     arrive on or leave its node (consolidateAfter counts from it);
+//   - disruptor: the disruption singleton — plans (pkg/disruption) empty,
+//     drifted, expired and underutilized nodes within budgets, validates,
+//     launches replacements first and deletes what they replace;
 //   - events: typed, de-duplicated Events.
 //
 // Every reconciler follows one skeleton: get the object, put the finalizer on
 // first, patch status in a deferred call, run the phases, return the lowest
 // result. RequeueAfter waits, an error retries, reconcile.TerminalError
 // gives up; Requeue: true is never used. Decisions are the pure functions of
-// pkg/lifecycle and pkg/scheduling; these packages only gather and act.
+// pkg/lifecycle, pkg/scheduling and pkg/disruption; these packages only
+// gather and act.
 package controllers

@@ -2,9 +2,11 @@
 // new capacity (IsProvisionable), when a NodeClaim has launched, registered,
 // initialized or timed out (Liveness, Initialized), the order and conditions
 // under which a draining node's pods are evicted (DrainOrder, DoNotDisrupt,
-// TerminationDeadline), when a node is empty and may be removed (IsEmpty,
-// EmptySince, AllowedDisruptions, combined in EmptinessVerdict), and the
-// status conditions the controllers write.
+// TerminationDeadline), when a node is empty and since when (IsEmpty,
+// EmptySince), and the status conditions the controllers write. Budgets
+// live in pkg/disruption/budget and the disruption decisions in
+// pkg/disruption; EmptinessVerdict is the simulator's until it runs the
+// disruption controller.
 //
 // Every function takes plain API values and "now"; nothing here reads the API
 // server or a clock. The controllers in pkg/controllers apply these rules to

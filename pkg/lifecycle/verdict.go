@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/disruption/budget"
 )
 
 // EmptinessRetry is how soon to look again at an empty node that a budget
@@ -57,7 +58,11 @@ type EmptinessDecision struct {
 // be registered and initialized, not marked do-not-disrupt, run no workload
 // (IsEmpty), have been empty for the pool's consolidateAfter (EmptySince),
 // expect no nominated pod, and the pool's budgets for the Empty reason must
-// allow one more disruption (AllowedDisruptions).
+// allow one more disruption (pkg/disruption/budget).
+//
+// Deprecated: the controller decides emptiness in the disruption planner
+// (pkg/disruption, the first of its action kinds); this verdict is kept only
+// for the simulator until it runs the disruption controller. Delete it then.
 func EmptinessVerdict(in EmptinessInput) EmptinessDecision {
 	claim := in.Claim
 	switch {
@@ -89,7 +94,7 @@ func EmptinessVerdict(in EmptinessInput) EmptinessDecision {
 		d.RequeueAfter, d.Reason = EmptinessRetry, "pods are nominated to it"
 		return d
 	}
-	allowed, err := AllowedDisruptions(in.Pool.Spec.Disruption.Budgets, nsv1.DisruptionReasonEmpty,
+	allowed, err := budget.Allowed(in.Pool.Spec.Disruption.Budgets, nsv1.DisruptionReasonEmpty,
 		len(in.PoolClaims), disrupting(in.PoolClaims, in.RecentlyDeleted), in.Now)
 	d.BudgetErr = err
 	if allowed <= 0 {

@@ -16,6 +16,7 @@ const (
 	LabelError        = "error"
 	LabelInstanceType = "instance_type"
 	LabelNamespace    = "namespace"
+	LabelDecision     = "decision"
 )
 
 // Metrics holds every collector the controller updates.
@@ -40,6 +41,8 @@ type Metrics struct {
 	CloudCalls    *prometheus.CounterVec
 	CloudErrors   *prometheus.CounterVec
 	CloudDuration *prometheus.HistogramVec
+
+	Disruption Disruption
 }
 
 // New builds the collectors and registers them on reg. It fails when reg
@@ -87,7 +90,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
 		}, []string{LabelMethod}),
 	}
+	m.Disruption = newDisruption()
 	for _, c := range []prometheus.Collector{
+		m.Disruption.Decisions, m.Disruption.Savings, m.Disruption.Candidates, m.Disruption.Skipped, m.Disruption.Allowed,
+		m.Disruption.ValidationFailures, m.Disruption.Aborted, m.Disruption.PlanDuration,
 		m.SchedulingDuration, m.QueueDepth, m.PodsPending, m.PodsUnschedulable,
 		m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered, m.NodeClaimsInitialized, m.NodeClaimsTerminated,
 		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CostNamespace, m.CostIdle, m.CloudCalls, m.CloudErrors, m.CloudDuration,

@@ -10,10 +10,11 @@ import (
 
 // NewNodeClaim is the NodeClaim a planned claim becomes: named name, owned
 // by its pool (so deleting the pool deletes it), labelled with the plan's
-// labels and the pool, with the requirements narrowed to the planned
-// options and the pool template's node class, expiry and grace period. The
-// unregistered taint is not part of it: the cloud provider puts it on the
-// node at launch.
+// labels and the pool, annotated with the template's annotations and the
+// pool's template hash (drift compares it, see pkg/disruption), with the
+// requirements narrowed to the planned options and the pool template's node
+// class, expiry and grace period. The unregistered taint is not part of it:
+// the cloud provider puts it on the node at launch.
 func NewNodeClaim(pool *nsv1.NodePool, cp *scheduling.ClaimPlan, name string) *nsv1.NodeClaim {
 	tmpl := pool.Spec.Template
 	labels := map[string]string{}
@@ -21,11 +22,17 @@ func NewNodeClaim(pool *nsv1.NodePool, cp *scheduling.ClaimPlan, name string) *n
 		labels[k] = v
 	}
 	labels[nsv1.LabelNodePool] = pool.Name
+	annotations := map[string]string{}
+	for k, v := range tmpl.ObjectMeta.Annotations {
+		annotations[k] = v
+	}
+	annotations[nsv1.AnnotationNodePoolHash] = pool.Hash()
+	annotations[nsv1.AnnotationNodePoolHashVersion] = nsv1.NodePoolHashVersion
 	return &nsv1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Labels:      labels,
-			Annotations: tmpl.ObjectMeta.Annotations,
+			Annotations: annotations,
 			Finalizers:  []string{nsv1.TerminationFinalizer},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: nsv1.GroupVersion.String(), Kind: "NodePool", Name: pool.Name, UID: pool.UID,

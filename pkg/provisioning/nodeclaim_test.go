@@ -48,6 +48,9 @@ func TestNewNodeClaim(t *testing.T) {
 		{name: "termination finalizer", ok: len(c.Finalizers) == 1 && c.Finalizers[0] == nsv1.TerminationFinalizer},
 		{name: "plan labels, with the pool label winning", ok: c.Labels["app"] == "web" && c.Labels[nsv1.LabelNodePool] == "default"},
 		{name: "template annotations", ok: c.Annotations["team"] == "data"},
+		{name: "the pool's template hash, for drift", ok: c.Annotations[nsv1.AnnotationNodePoolHash] == np.Hash() &&
+			c.Annotations[nsv1.AnnotationNodePoolHashVersion] == nsv1.NodePoolHashVersion && len(np.Hash()) == 16},
+		{name: "the template's annotations are not aliased", ok: len(np.Spec.Template.ObjectMeta.Annotations) == 1},
 		{name: "requirements keep the options and drop restricted keys", ok: len(c.Spec.Requirements) == 1 &&
 			c.Spec.Requirements[0].Key == corev1.LabelInstanceTypeStable && len(c.Spec.Requirements[0].Values) == 2},
 		{name: "requests from the plan", ok: c.Spec.Resources.Requests.Cpu().Cmp(resource.MustParse("3")) == 0},

@@ -58,6 +58,9 @@ func (b *billing) system(name, capacityType string, price float64) {
 // the report's words.
 var reasonText = map[string]string{
 	"Empty":                "empty",
+	"Underutilized":        "underutilized",
+	"Drifted":              "drifted",
+	"Expired":              "expired",
 	"LivenessTimeout":      "registration timeout",
 	"InsufficientCapacity": "insufficient capacity",
 	"Interrupted":          "spot interruption",
@@ -120,6 +123,8 @@ func (b *billing) stopping(in fakeaws.Instance) {
 		switch {
 		case !in.InterruptAt.IsZero():
 			bl.launch.Reason = "spot interruption"
+		case b.s.recorder.decision[bl.claim] != "":
+			bl.launch.Reason = describeReason(b.s.recorder.decision[bl.claim])
 		case b.reasons[bl.claim] != "":
 			bl.launch.Reason = describeReason(b.reasons[bl.claim])
 		default:
@@ -161,11 +166,8 @@ func (b *billing) claimChanged(ch apiserver.Change) {
 			b.byClaim[c.Name] = bl
 		}
 	}
-	if ch.Old != nil && ch.Old.GetDeletionTimestamp() == nil && c.DeletionTimestamp != nil {
-		b.reasons[c.Name] = "deleted" // by someone else than a controller of ours
-		if r := b.s.recorder.lastReason(c.Name); reasonText[r] != "" {
-			b.reasons[c.Name] = r
-		}
+	if ch.Old != nil && ch.Old.GetDeletionTimestamp() == nil && c.DeletionTimestamp != nil && b.reasons[c.Name] == "" {
+		b.reasons[c.Name] = "deleted" // unless a controller's decision says why (see stopping)
 	}
 }
 

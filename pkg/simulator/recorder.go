@@ -17,6 +17,9 @@ type recorder struct {
 	s *Sim
 	// last is the latest Event reason per object name.
 	last map[string]string
+	// decision is the latest Event per object that names why a controller
+	// removes a node (a reason of reasonText).
+	decision map[string]string
 	// Events seen, for tests and the report: reason → count.
 	counts map[string]int
 }
@@ -24,7 +27,7 @@ type recorder struct {
 var _ events.EventRecorder = (*recorder)(nil)
 
 func newRecorder(s *Sim) *recorder {
-	return &recorder{s: s, last: map[string]string{}, counts: map[string]int{}}
+	return &recorder{s: s, last: map[string]string{}, decision: map[string]string{}, counts: map[string]int{}}
 }
 
 // noteworthy Normal reasons: decisions a user reads in the report. Every
@@ -42,6 +45,9 @@ func (r *recorder) Eventf(regarding, _ runtime.Object, eventtype, reason, _, not
 		name = m.GetName()
 	}
 	r.last[name] = reason
+	if _, ok := reasonText[reason]; ok {
+		r.decision[name] = reason
+	}
 	r.counts[reason]++
 	switch reason {
 	case "InsufficientCapacity":

@@ -125,13 +125,13 @@ func TestDefaultScenario(t *testing.T) {
 		if l.CapacityType != "spot" {
 			t.Errorf("%s launched %s, want spot only", l.NodeClaim, l.CapacityType)
 		}
-		if l.Reason != "empty" {
-			t.Errorf("%s went away for %q, want every node removed as empty", l.NodeClaim, l.Reason)
+		if l.Reason != "empty" && l.Reason != "underutilized" {
+			t.Errorf("%s went away for %q, want every node removed by the disruption controller as empty or underutilized", l.NodeClaim, l.Reason)
 		}
 	}
-	if res.PodsCreated != 20 {
-		t.Errorf("pods created = %d, want KEDA's maximum of 20", res.PodsCreated)
-	}
+	// KEDA's maximum of 20, plus the workers a consolidation moved while
+	// the queue drained.
+	within(t, "pods created", res.PodsCreated, 20, 22)
 	// batch window (1s idle) + boot 40s + pod start 2s.
 	reachedWithin(t, "first pod running", res.FirstPodRunning, 42*time.Second, 45*time.Second)
 	reachedWithin(t, "all pods running", res.AllPodsRunning, 42*time.Second, 60*time.Second)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/disruption/budget"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
@@ -138,7 +139,7 @@ func ExplainNode(snap *Snapshot, name string, opts Options) (*NodeReport, error)
 		at := metav1.NewTime(v.EligibleAt)
 		check.EligibleAt = &at
 	}
-	if allowed, err := lifecycle.AllowedDisruptions(pool.Spec.Disruption.Budgets, nsv1.DisruptionReasonEmpty, len(poolClaims), r.Disrupting, now); err == nil {
+	if allowed, err := budget.Allowed(pool.Spec.Disruption.Budgets, nsv1.DisruptionReasonEmpty, len(poolClaims), r.Disrupting, now); err == nil {
 		check.Allowed = &allowed
 	} else {
 		check.Reason += "; " + err.Error()
@@ -169,16 +170,10 @@ func budgets(bs []nsv1.Budget, total int, now time.Time) []BudgetStatus {
 		for _, r := range b.Reasons {
 			st.Reasons = append(st.Reasons, string(r))
 		}
-		// A budget of zero nodes with b's window allows nothing exactly
-		// when the window is open: that is how lifecycle says "active".
-		probe := b
-		probe.Nodes, probe.Reasons = "0", nil
-		if n, err := lifecycle.AllowedDisruptions([]nsv1.Budget{probe}, nsv1.DisruptionReasonEmpty, 1, 0, now); err == nil {
-			st.Active = n == 0
+		if active, err := budget.Active(b, now); err == nil {
+			st.Active = active
 		}
-		one := b
-		one.Reasons = nil
-		st.Allows, _ = lifecycle.AllowedDisruptions([]nsv1.Budget{{Nodes: one.Nodes}}, nsv1.DisruptionReasonEmpty, total, 0, now)
+		st.Allows, _ = budget.Nodes(b.Nodes, total)
 		out = append(out, st)
 	}
 	return out

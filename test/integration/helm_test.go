@@ -110,14 +110,14 @@ clusterEndpoint: https://ABC.gr7.eu-west-1.eks.amazonaws.com
 interruptionQueue: prod-eu-nodesmith
 aws: {region: eu-west-1, credentials: irsa, roleArn: "arn:aws:iam::111122223333:role/nodesmith"}
 logLevel: debug
-featureGates: {SpotToSpotConsolidation: true, Emptiness: false}
+featureGates: {SpotToSpotConsolidation: true, Disruption: false}
 clusterCABundle: LS0tLS1CRUdJTi0tLS0t
 image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
 podDisruptionBudget: {enabled: true, minAvailable: 1}
 `, func(t *testing.T, objs map[string]*unstructured.Unstructured) {
 			c := deployment(t, objs).Spec.Template.Spec.Containers[0]
 			for _, want := range []string{"--cluster-endpoint=$(CLUSTER_ENDPOINT)", "--interruption-queue=$(INTERRUPTION_QUEUE)",
-				"--aws-region=$(AWS_REGION)", "--log-level=debug", "--feature-gates=Emptiness=false,SpotToSpotConsolidation=true"} {
+				"--aws-region=$(AWS_REGION)", "--log-level=debug", "--feature-gates=Disruption=false,SpotToSpotConsolidation=true"} {
 				if !slices.Contains(c.Args, want) {
 					t.Errorf("args %q lack %q", c.Args, want)
 				}

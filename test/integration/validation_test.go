@@ -44,7 +44,9 @@ func rawDuration(s string) v1.NillableDuration {
 // TestValidObjectsAreAccepted is the control for TestInvalidObjectsAreRefused:
 // the objects the cases break are themselves fine.
 func TestValidObjectsAreAccepted(t *testing.T) {
-	for _, obj := range []client.Object{validNodePool("valid"), validNodeClass("valid"), validNodeClaim("valid")} {
+	everyReason := validNodePool("valid-reasons")
+	everyReason.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "1", Reasons: v1.DisruptionReasons}}
+	for _, obj := range []client.Object{validNodePool("valid"), validNodeClass("valid"), validNodeClaim("valid"), everyReason} {
 		if err := env.Client.Create(t.Context(), obj, client.DryRunAll); err != nil {
 			t.Errorf("%T refused: %v", obj, err)
 		}
@@ -110,8 +112,8 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 			"schedule must be a cron expression of five fields"},
 		{"budget duration in seconds", pool(setBudget(v1.Budget{Nodes: "0", Schedule: ptr("@daily"), Duration: &metav1.Duration{Duration: 30e9}})),
 			"duration must be whole hours and/or minutes (8h, 30m, 1h30m)"},
-		{"budget reason unknown", pool(setBudget(v1.Budget{Nodes: "1", Reasons: []v1.DisruptionReason{"Expired"}})),
-			`Unsupported value: "Expired": supported values: "Empty", "Underutilized", "Drifted"`},
+		{"budget reason unknown", pool(setBudget(v1.Budget{Nodes: "1", Reasons: []v1.DisruptionReason{"Interrupted"}})),
+			`Unsupported value: "Interrupted": supported values: "Empty", "Underutilized", "Drifted", "Expired"`},
 		{"weight above 100", pool(func(np *v1.NodePool) { np.Spec.Weight = ptr[int32](101) }),
 			"spec.weight: Invalid value: 101: spec.weight in body should be less than or equal to 100"},
 

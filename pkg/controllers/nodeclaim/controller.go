@@ -143,13 +143,14 @@ func (c *Controller) persist(ctx context.Context, base, claim *nsv1.NodeClaim) e
 	return Persist(ctx, c.kube, base, claim)
 }
 
-// Persist writes claim's label and status changes since base. Each patch's
-// response overwrites the object, so the wanted status is kept aside.
+// Persist writes claim's label, annotation and status changes since base.
+// Each patch's response overwrites the object, so the wanted status is kept
+// aside.
 func Persist(ctx context.Context, kube client.Client, base, claim *nsv1.NodeClaim) error {
 	status := claim.Status.DeepCopy()
-	if !equality.Semantic.DeepEqual(base.Labels, claim.Labels) {
+	if !equality.Semantic.DeepEqual(base.Labels, claim.Labels) || !equality.Semantic.DeepEqual(base.Annotations, claim.Annotations) {
 		if err := kube.Patch(ctx, claim, client.MergeFrom(base)); err != nil {
-			return client.IgnoreNotFound(fmt.Errorf("patching nodeclaim %s labels: %w", claim.Name, err))
+			return client.IgnoreNotFound(fmt.Errorf("patching nodeclaim %s metadata: %w", claim.Name, err))
 		}
 		claim.Status = *status
 	}

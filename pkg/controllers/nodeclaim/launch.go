@@ -114,8 +114,10 @@ func (l *Launcher) Record(ctx context.Context, claim, created *nsv1.NodeClaim, e
 }
 
 // PopulateStatus copies what the cloud reports about the instance into claim,
-// and labels the claim with the instance type, zone and capacity type so they
-// reach the Node at registration.
+// labels the claim with the instance type, zone and capacity type so they
+// reach the Node at registration, and keeps the provider's annotations (the
+// launch facts drift compares later: node class hash, subnet, security
+// groups).
 func PopulateStatus(claim, created *nsv1.NodeClaim) {
 	claim.Status.ProviderID = created.Status.ProviderID
 	claim.Status.ImageID = created.Status.ImageID
@@ -130,6 +132,12 @@ func PopulateStatus(claim, created *nsv1.NodeClaim) {
 	}
 	for k, v := range created.Labels {
 		claim.Labels[k] = v
+	}
+	if len(created.Annotations) > 0 && claim.Annotations == nil {
+		claim.Annotations = map[string]string{}
+	}
+	for k, v := range created.Annotations {
+		claim.Annotations[k] = v
 	}
 	for k, v := range map[string]string{
 		corev1.LabelInstanceTypeStable: created.Status.InstanceType,

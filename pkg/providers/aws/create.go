@@ -167,7 +167,7 @@ func (p *Provider) settle(l *launch, out fleetOutcome, callErr error) (*nsv1.Nod
 	}
 	retry, fatal := p.markFailures(l.pl, out.errs)
 	if out.instanceID != "" {
-		return p.launched(l.claim, l.res, l.pl, l.types, out), nil, true
+		return p.launched(l.claim, l.nc, l.res, l.pl, l.types, out), nil, true
 	}
 	for _, e := range out.errs {
 		l.failures = append(l.failures, fmt.Sprintf("%s %s: %s", e.Lifecycle, aws.ToString(e.ErrorCode), overrideName(e.LaunchTemplateAndOverrides)))
@@ -319,14 +319,19 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 	}, nil
 }
 
-// launched fills the claim's status from the instance the fleet started.
-func (p *Provider) launched(claim *nsv1.NodeClaim, res *Resolved, pl plan.Plan, types []*catalog.InstanceType, out fleetOutcome) *nsv1.NodeClaim {
+// launched fills the claim's status from the instance the fleet started,
+// and annotates it with what drift compares later: the node class's hash,
+// the subnet and the security groups it launched with.
+func (p *Provider) launched(claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *Resolved, pl plan.Plan, types []*catalog.InstanceType, out fleetOutcome) *nsv1.NodeClaim {
 	var it *catalog.InstanceType
 	price := 0.0
-	zone := out.zone
+	zone, subnet := out.zone, out.subnetID
 	for _, o := range pl.Options {
 		if o.InstanceType.Name == out.instanceType && (o.Zone == zone || (zone == "" && o.SubnetID == out.subnetID)) {
 			it, price, zone = o.InstanceType, o.Price, o.Zone
+			if subnet == "" {
+				subnet = o.SubnetID
+			}
 			break
 		}
 	}

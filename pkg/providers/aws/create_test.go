@@ -49,6 +49,17 @@ func TestCreateLaunchesAndFillsStatus(t *testing.T) {
 			t.Errorf("instance tag %s = %q, want %q", k, in.Tags[k], v)
 		}
 	}
+	// Drift's launch facts, checked against what the simulated EC2 recorded.
+	if got.Annotations[awsv1.AnnotationSubnetID] != in.SubnetID || in.SubnetID == "" {
+		t.Errorf("subnet annotation %q, instance in %q", got.Annotations[awsv1.AnnotationSubnetID], in.SubnetID)
+	}
+	if want := awsv1.SecurityGroupIDsValue(in.SecurityGroupIDs); got.Annotations[awsv1.AnnotationSecurityGroupIDs] != want || want == "" {
+		t.Errorf("security group annotation %q, instance has %q", got.Annotations[awsv1.AnnotationSecurityGroupIDs], want)
+	}
+	if nc := e.classes[got.Spec.NodeClassRef.Name]; nc == nil || got.Annotations[awsv1.AnnotationEC2NodeClassHash] != nc.Hash() ||
+		got.Annotations[awsv1.AnnotationEC2NodeClassHashVersion] != awsv1.EC2NodeClassHashVersion {
+		t.Errorf("node class hash annotations %v do not match the class", got.Annotations)
+	}
 	// Exotic (GPU) types are never launched for a claim that does not ask for them.
 	if in.Type == "g4dn.xlarge" {
 		t.Error("launched a GPU type for a plain claim")

@@ -1,0 +1,202 @@
+package disruptor
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/controllers/events"
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	"github.com/nodesmith/nodesmith/pkg/disruption"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
+)
+
+// Defaults of Options.
+const (
+	DefaultValidationDelay = 15 * time.Second
+	DefaultPollInterval    = 10 * time.Second
+	DefaultCommandTimeout  = 30 * time.Minute
+	// commandPoll is how often a command waiting for its replacements is
+	// looked at.
+	commandPoll = 5 * time.Second
+	// recentTTL is how long a claim this process acted on counts as
+	// disrupting although the cache does not show it yet.
+	recentTTL = time.Minute
+	// replacementGrace is how long a command's replacement may be missing
+	// from the cache (it was just created) before it counts as failed.
+	replacementGrace = time.Minute
+)
+
+// Options tune the controller.
+type Options struct {
+	// ValidationDelay is how long a plan waits before it is planned again
+	// and what still holds is carried out (default 15 s).
+	ValidationDelay time.Duration
+	// PollInterval is how often the cluster is planned while nothing is
+	// pending (default 10 s).
+	PollInterval time.Duration
+	// CommandTimeout is how long replacements may take to initialize
+	// before the disruption is abandoned (default 30 min).
+	CommandTimeout time.Duration
+	// Plan tunes the planner (minimum savings share, spot-to-spot gate…).
+	Plan disruption.Options
+}
+
+func (o Options) withDefaults() Options {
+	if o.ValidationDelay <= 0 {
+		o.ValidationDelay = DefaultValidationDelay
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.CommandTimeout <= 0 {
+		o.CommandTimeout = DefaultCommandTimeout
+	}
+	return o
+}
+
+// Controller is the disruption singleton.
+type Controller struct {
+	kube     client.Client
+	cloud    cloudprovider.CloudProvider
+	cluster  *state.Cluster
+	clk      clock.Clock
+	recorder *events.Recorder
+	metrics  *metrics.Metrics
+	opts     Options
+
+	mu sync.Mutex
+	// pending is the plan awaiting validation.
+	pending *pendingPlan
+	// recent are claims acted on (deleted, marked), by when.
+	recent map[string]time.Time
+}
+
+type pendingPlan struct {
+	actions []*disruption.Action
+	due     time.Time
+}
+
+var _ operator.Singleton = (*Controller)(nil)
+
+// New builds the controller. kube reads through the manager's cache (with
+// the state field indexes) and writes to the API server.
+func New(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.Cluster, clk clock.Clock,
+	rec *events.Recorder, m *metrics.Metrics, opts Options) *Controller {
+	return &Controller{kube: kube, cloud: cloud, cluster: cluster, clk: clk, recorder: rec, metrics: m,
+		opts: opts.withDefaults(), recent: map[string]time.Time{}}
+}
+
+// Name implements operator.Singleton.
+func (c *Controller) Name() string { return "disruption" }
+
+// Reconcile runs one step: advance the commands in progress, then either
+// wait for the pending plan's validation time, validate and carry it out,
+// or plan and start a validation.
+func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
+	start := c.clk.Now()
+	snap, err := c.cluster.Snapshot(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	waiting, err := c.advance(ctx, snap, start)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	idle := c.opts.PollInterval
+	if waiting {
+		idle = min(idle, commandPoll)
+	}
+	c.mu.Lock()
+	p := c.pending
+	c.mu.Unlock()
+	if p != nil && start.Before(p.due) {
+		return reconcile.Result{RequeueAfter: min(p.due.Sub(start), idle)}, nil
+	}
+	in, err := c.gather(ctx, snap, start)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	plan, err := disruption.Compute(in)
+	c.metrics.Disruption.PlanDuration.Observe(c.clk.Since(start).Seconds())
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	c.observe(snap, plan)
+	if p == nil {
+		if len(plan.Actions) == 0 {
+			return reconcile.Result{RequeueAfter: idle}, nil
+		}
+		c.mu.Lock()
+		c.pending = &pendingPlan{actions: plan.Actions, due: start.Add(c.opts.ValidationDelay)}
+		c.mu.Unlock()
+		log.FromContext(ctx).Info("disruption planned; validating", "actions", len(plan.Actions), "after", c.opts.ValidationDelay.String())
+		return reconcile.Result{RequeueAfter: c.opts.ValidationDelay}, nil
+	}
+	c.mu.Lock()
+	c.pending = nil
+	c.mu.Unlock()
+	n := sharedPrefix(p.actions, plan.Actions)
+	for _, a := range p.actions[n:] {
+		c.validationFailed(a)
+	}
+	for _, a := range plan.Actions[:n] {
+		if err := c.execute(ctx, snap, a, start); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	return reconcile.Result{RequeueAfter: idle}, nil
+}
+
+// sharedPrefix is how many leading actions of the validated plan are the
+// same as the pending plan's: same method, reason, candidates and number
+// of replacements. Only those are carried out: a later action was planned
+// assuming every earlier one.
+func sharedPrefix(before, after []*disruption.Action) int {
+	n := 0
+	for n < len(before) && n < len(after) && key(before[n]) == key(after[n]) {
+		n++
+	}
+	return n
+}
+
+func key(a *disruption.Action) string {
+	names := make([]string, 0, len(a.Candidates))
+	for _, c := range a.Candidates {
+		names = append(names, c.Claim.Name)
+	}
+	sort.Strings(names)
+	return string(a.Method) + "/" + string(a.Reason) + "/" + strings.Join(names, ",") + "/" + strconv.Itoa(len(a.Replacements))
+}
+
+// markRecent remembers claims this process acted on.
+func (c *Controller) markRecent(name string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recent[name] = now
+}
+
+// recentlyActed reports claims acted on within recentTTL (dropping older ones).
+func (c *Controller) recentlyActed(now time.Time) func(string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	live := map[string]bool{}
+	for name, at := range c.recent {
+		if now.Sub(at) >= recentTTL {
+			delete(c.recent, name)
+			continue
+		}
+		live[name] = true
+	}
+	return func(name string) bool { return live[name] }
+}

@@ -1,0 +1,31 @@
+// Package disruptor is the disruption controller: one operator.Singleton
+// that, step by step, gathers the cluster (pkg/controllers/state), asks the
+// pure planner (pkg/disruption) for the disruptions worth making (empty,
+// drifted, expired and underutilized nodes, within the NodePools'
+// budgets), and carries them out:
+//
+//  1. A plan is not acted on at once: it waits ValidationDelay (15 s), then
+//     the cluster is planned again and only the actions that still hold,
+//     in order, are carried out (the longest common prefix of both plans:
+//     later actions assumed the earlier ones).
+//  2. An action without replacements deletes its NodeClaims; the
+//     termination controller taints, drains (Eviction API, PDBs) and
+//     terminates them.
+//  3. An action with replacements is a command: its candidates are
+//     annotated (nodesmith.sh/disruption-command, -replacements, -reason,
+//     -started) and their nodes tainted nodesmith.sh/disrupted:NoSchedule,
+//     the replacement NodeClaims are created (provisioning.NewNodeClaim,
+//     annotated nodesmith.sh/replacement-for) and launched by the NodeClaim
+//     controller; once every replacement is Initialized the candidates are
+//     deleted. A replacement that is deleted first, or a command older than
+//     CommandTimeout, aborts: the annotations and taint come off.
+//
+// Everything a step needs across steps is on the objects, except the plan
+// awaiting validation and the claims acted on in the last minute (so a
+// budget counts them before the cache shows it): a new leader simply plans
+// again. Every decision leaves an Event and updates the nodesmith_disruption_*
+// metrics. The emptiness controller this replaces is the planner's first
+// method.
+//
+// It imports controller-runtime; the decisions are pkg/disruption's.
+package disruptor

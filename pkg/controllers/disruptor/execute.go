@@ -1,0 +1,158 @@
+package disruptor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/controllers/events"
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	"github.com/nodesmith/nodesmith/pkg/disruption"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
+)
+
+// Decisions, for the decisions metric.
+const (
+	decisionDelete  = "delete"
+	decisionReplace = "replace"
+)
+
+// execute carries out one validated action: delete its claims, or start a
+// command that launches the replacements first.
+func (c *Controller) execute(ctx context.Context, snap *state.Snapshot, a *disruption.Action, now time.Time) error {
+	decision := decisionDelete
+	if len(a.Replacements) > 0 {
+		decision = decisionReplace
+	}
+	log.FromContext(ctx).Info("disrupting", "method", a.Method, "reason", a.Reason, "decision", decision,
+		"nodes", len(a.Candidates), "pods", len(a.Pods), "replacements", len(a.Replacements), "savings", a.Savings, "why", a.Message)
+	c.metrics.Disruption.Decisions.WithLabelValues(string(a.Method), string(a.Reason), decision).Inc()
+	// Counters only grow: a drift onto dearer nodes adds nothing.
+	c.metrics.Disruption.Savings.WithLabelValues(string(a.Reason)).Add(max(0, a.Savings))
+	if decision == decisionReplace {
+		return c.startCommand(ctx, snap, a, now)
+	}
+	for _, cand := range a.Candidates {
+		// A copy: the snapshot's objects are the cache's.
+		if err := c.kube.Delete(ctx, cand.Claim.DeepCopy()); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting nodeclaim %s (%s): %w", cand.Claim.Name, a.Reason, err)
+		}
+		c.markRecent(cand.Claim.Name, now)
+		c.recorder.Publish(events.Disrupting(cand.Claim, string(a.Reason), a.Message))
+	}
+	return nil
+}
+
+// startCommand marks the candidates (annotations on the claim, the
+// disrupted taint on the node, so no new pod lands there while the
+// replacements launch) and creates the replacement claims. The candidates
+// are deleted by advance once every replacement has initialized.
+func (c *Controller) startCommand(ctx context.Context, snap *state.Snapshot, a *disruption.Action, now time.Time) error {
+	id := commandID(a, now)
+	names := make([]string, len(a.Replacements))
+	for i, r := range a.Replacements {
+		names[i] = fmt.Sprintf("%s-%s", r.NodePool, shortHash(id+"/"+strconv.Itoa(i), 5))
+	}
+	pools := map[string]*nsv1.NodePool{}
+	for _, np := range snap.NodePools {
+		pools[np.Name] = np
+	}
+	for _, cand := range a.Candidates {
+		claim := cand.Claim.DeepCopy()
+		base := claim.DeepCopy()
+		if claim.Annotations == nil {
+			claim.Annotations = map[string]string{}
+		}
+		claim.Annotations[nsv1.AnnotationDisruptionCommand] = id
+		claim.Annotations[nsv1.AnnotationDisruptionReplacements] = strings.Join(names, ",")
+		claim.Annotations[nsv1.AnnotationDisruptionReason] = string(a.Reason)
+		claim.Annotations[nsv1.AnnotationDisruptionStarted] = now.UTC().Format(time.RFC3339)
+		if err := c.kube.Patch(ctx, claim, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("marking nodeclaim %s for disruption: %w", claim.Name, err)
+		}
+		c.markRecent(claim.Name, now)
+		if err := c.setTaint(ctx, cand.Node.Name, true); err != nil {
+			return err
+		}
+	}
+	for i, r := range a.Replacements {
+		pool := pools[r.NodePool]
+		if pool == nil {
+			return fmt.Errorf("nodepool %s of replacement %s is gone", r.NodePool, names[i])
+		}
+		claim := provisioning.NewNodeClaim(pool, r, names[i])
+		claim.Annotations[nsv1.AnnotationReplacementFor] = id
+		if err := c.kube.Create(ctx, claim); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating replacement nodeclaim %s: %w", names[i], err)
+		}
+		c.metrics.NodeClaimsCreated.WithLabelValues(pool.Name, "disruption").Inc()
+		c.recorder.Publish(events.DisruptionReplacement(claim, fmt.Sprintf("replaces %s (%s): %d pods, %d launch options from $%.4f/h",
+			candidateNames(a), a.Reason, len(r.Pods), len(r.Options), r.Price())))
+	}
+	for _, cand := range a.Candidates {
+		c.recorder.Publish(events.Disrupting(cand.Claim, string(a.Reason),
+			fmt.Sprintf("%s; launching %s first", a.Message, strings.Join(names, ", "))))
+	}
+	return nil
+}
+
+// setTaint adds or removes the disrupted taint on a node.
+func (c *Controller) setTaint(ctx context.Context, name string, on bool) error {
+	node := &corev1.Node{}
+	if err := c.kube.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("getting node %s: %w", name, err))
+	}
+	base := node.DeepCopy()
+	var kept []corev1.Taint
+	has := false
+	for _, t := range node.Spec.Taints {
+		if t.MatchTaint(&nsv1.DisruptedTaint) {
+			has = true
+			if !on {
+				continue
+			}
+		}
+		kept = append(kept, t)
+	}
+	if has == on {
+		return nil
+	}
+	if on {
+		kept = append(kept, nsv1.DisruptedTaint)
+	}
+	node.Spec.Taints = kept
+	if err := c.kube.Patch(ctx, node, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("setting the disrupted taint on node %s to %v: %w", name, on, err)
+	}
+	return nil
+}
+
+// commandID names a command after its candidates and start time, so it is
+// the same however often the step is retried within the same instant.
+func commandID(a *disruption.Action, now time.Time) string {
+	return "d-" + shortHash(candidateNames(a)+"@"+now.UTC().Format(time.RFC3339Nano), 10)
+}
+
+func shortHash(s string, n int) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:n]
+}
+
+func candidateNames(a *disruption.Action) string {
+	names := make([]string, 0, len(a.Candidates))
+	for _, c := range a.Candidates {
+		names = append(names, c.Claim.Name)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,53 @@
+package events
+
+import corev1 "k8s.io/api/core/v1"
+
+// Disruption events: every decision of the disruption controller leaves one
+// on the NodeClaim it concerns (and budget problems on the NodePool).
+
+// Reasons of disruption events.
+const (
+	ReasonUnderutilized              = "Underutilized"
+	ReasonDrifted                    = "Drifted"
+	ReasonExpired                    = "Expired"
+	ReasonDisruptionBlocked          = "DisruptionBlocked"
+	ReasonDisruptionValidationFailed = "DisruptionValidationFailed"
+	ReasonDisruptionAborted          = "DisruptionAborted"
+	ReasonDisruptionReplacement      = "DisruptionReplacement"
+	ReasonBudgetInvalid              = "BudgetInvalid"
+)
+
+// Disrupting: the node is being disrupted for reason (Empty, Underutilized,
+// Drifted, Expired); msg says how and what it saves.
+func Disrupting(o object, reason, msg string) Event {
+	return obj(o, corev1.EventTypeNormal, reason, "Disrupt", msg)
+}
+
+// DisruptionBlocked: the node could have been disrupted and was not (a
+// do-not-disrupt annotation, a PodDisruptionBudget, pods with nowhere to
+// go, a budget).
+func DisruptionBlocked(o object, msg string) Event {
+	return obj(o, corev1.EventTypeNormal, ReasonDisruptionBlocked, "Disrupt", msg)
+}
+
+// DisruptionValidationFailed: a planned disruption no longer held when it
+// was checked again before acting.
+func DisruptionValidationFailed(o object, msg string) Event {
+	return obj(o, corev1.EventTypeNormal, ReasonDisruptionValidationFailed, "Disrupt", msg)
+}
+
+// DisruptionAborted: a replacement failed or timed out; the node stays.
+func DisruptionAborted(o object, msg string) Event {
+	return obj(o, corev1.EventTypeWarning, ReasonDisruptionAborted, "Disrupt", msg)
+}
+
+// DisruptionReplacement: this claim was created to replace disrupted nodes.
+func DisruptionReplacement(o object, msg string) Event {
+	return obj(o, corev1.EventTypeNormal, ReasonDisruptionReplacement, "Disrupt", msg)
+}
+
+// BudgetInvalid: a NodePool's disruption budget cannot be read; it allows
+// no disruption until fixed.
+func BudgetInvalid(o object, msg string) Event {
+	return obj(o, corev1.EventTypeWarning, ReasonBudgetInvalid, "Disrupt", msg)
+}

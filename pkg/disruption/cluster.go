@@ -1,0 +1,336 @@
+package disruption
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
+)
+
+// nodeInfo is one registered node (with its claim when Nodesmith launched it)
+// in the plan's working copy of the cluster.
+type nodeInfo struct {
+	name  string
+	claim *nsv1.NodeClaim // nil for nodes Nodesmith does not manage
+	node  *corev1.Node
+	pool  *nsv1.NodePool // nil when the claim's pool is gone
+	// pods are every pod bound to the node; movable those that must move.
+	pods    []*corev1.Pod
+	movable []*corev1.Pod
+	price   float64
+	it      string
+	zone    string
+	ct      string
+	// disrupting: being deleted, or part of a command in progress.
+	disrupting bool
+	// removed by an action of this plan.
+	removed bool
+	// received pods from an action of this plan (they are in pods and
+	// movable now): later actions of the plan may delete it, moving those
+	// pods on, but not replace it or wait for anything, which would chain
+	// a command onto moves the cluster has not made yet.
+	received bool
+}
+
+func (n *nodeInfo) poolName() string {
+	if n.claim == nil {
+		return ""
+	}
+	return n.claim.Labels[nsv1.LabelNodePool]
+}
+
+// working is the plan's copy of the cluster: the solver's view of every
+// node (updated as actions move pods), the pools, budgets and skips.
+type working struct {
+	in   Input
+	opts Options
+
+	nodes  []*nodeInfo // registered nodes of claims, sorted by claim name
+	byNode map[string]*nodeInfo
+	// base are the solver's existing nodes by name; actions replace entries
+	// with copies carrying the pods moved onto them.
+	base      map[string]*scheduling.ExistingNode
+	baseOrder []string
+	// added are the replacements of this plan's actions, as in-flight nodes.
+	added      []*scheduling.ExistingNode
+	pools      []*scheduling.NodePool
+	poolByName map[string]*scheduling.NodePool
+	poolObjs   map[string]*nsv1.NodePool
+	// nominatedTargets are nodes and claims pending pods are nominated to.
+	nominatedTargets map[string]bool
+	// commands maps a command in progress to whether any of its
+	// candidates still exists.
+	commands map[string]bool
+	budgets  *tracker
+	skips    map[string]Skip
+	solves   int
+	// compact: hand the solver nodes as their remaining room (compact.go);
+	// compactCache holds those views until an action changes the node.
+	compact      bool
+	compactCache map[string]*scheduling.ExistingNode
+	// replacements numbers the plan's replacement claims.
+	replacements int
+	requests     map[types.UID]resvec
+}
+
+func newWorking(in Input) *working {
+	snap := in.Snapshot
+	w := &working{
+		in: in, opts: in.Options.withDefaults(),
+		byNode: map[string]*nodeInfo{}, base: map[string]*scheduling.ExistingNode{},
+		poolObjs: map[string]*nsv1.NodePool{}, nominatedTargets: map[string]bool{},
+		commands: map[string]bool{}, skips: map[string]Skip{}, requests: map[types.UID]resvec{},
+		compact: topologyFree(in.Snapshot.Pods), compactCache: map[string]*scheduling.ExistingNode{},
+	}
+	nominated := in.Nominated
+	if nominated == nil {
+		nominated = func(types.UID) (string, bool) { return "", false }
+	}
+	pending := provisioning.PendingPods(snap, nominated, in.Now)
+	for _, p := range snap.Pods {
+		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
+			continue
+		}
+		// Every live nomination counts, also one the provisioner is about
+		// to let lapse: the pod may still bind there.
+		if target, ok := nominated(p.UID); ok {
+			w.nominatedTargets[target] = true
+		}
+	}
+	typesByPool := map[string][]*catalog.InstanceType{}
+	for name, its := range in.InstanceTypes {
+		typesByPool[name] = withUnavailable(its, in.Unavailable)
+	}
+	solveIn, _ := provisioning.BuildInput(snap, provisioning.Pending{Held: pending.Held}, typesByPool, w.opts.Solve)
+	w.pools = solveIn.NodePools
+	if w.compact {
+		prefilterTypes(w.pools)
+	}
+	w.poolByName = map[string]*scheduling.NodePool{}
+	for _, p := range w.pools {
+		w.poolByName[p.Name] = p
+	}
+	for _, np := range snap.NodePools {
+		if np.DeletionTimestamp.IsZero() {
+			w.poolObjs[np.Name] = np
+		}
+	}
+	for _, en := range solveIn.Nodes {
+		if en.InFlight {
+			// Room on a node that has not initialized (or on this plan's
+			// replacements) is not counted on: it may never come.
+			cp := *en
+			cp.MarkedForDeletion = true
+			en = &cp
+		}
+		w.base[en.Name] = en
+		w.baseOrder = append(w.baseOrder, en.Name)
+	}
+	for _, c := range snap.NodeClaims {
+		if cmd := c.Annotations[nsv1.AnnotationDisruptionCommand]; cmd != "" {
+			w.commands[cmd] = true
+		}
+	}
+	w.budgets = newTracker(snap, w.poolObjs, in.Disrupting, in.Now)
+	for _, n := range snap.Nodes {
+		claim := snap.ClaimByNode[n.Name]
+		if claim == nil {
+			continue
+		}
+		ni := &nodeInfo{name: n.Name, claim: claim, node: n, pool: w.poolObjs[claim.Labels[nsv1.LabelNodePool]], pods: snap.PodsByNode[n.Name]}
+		ni.disrupting = isDisrupting(claim, in.Disrupting)
+		for _, p := range ni.pods {
+			if mustMove(p) {
+				ni.movable = append(ni.movable, p)
+			}
+		}
+		sortPods(ni.movable)
+		ni.it, ni.zone, ni.ct = offeringOf(claim)
+		ni.price = w.priceOf(ni)
+		w.nodes = append(w.nodes, ni)
+		w.byNode[n.Name] = ni
+	}
+	sort.Slice(w.nodes, func(i, j int) bool { return w.nodes[i].claim.Name < w.nodes[j].claim.Name })
+	return w
+}
+
+// isDisrupting reports whether a claim is already on its way out: deleted,
+// marked by a command in progress, or acted on by the caller lately.
+func isDisrupting(c *nsv1.NodeClaim, recent func(string) bool) bool {
+	return !c.DeletionTimestamp.IsZero() || c.Annotations[nsv1.AnnotationDisruptionCommand] != "" || (recent != nil && recent(c.Name))
+}
+
+// mustMove reports whether disrupting the pod's node moves the pod: DaemonSet
+// and static pods go with the node, finished and terminating pods are gone.
+func mustMove(p *corev1.Pod) bool {
+	return !lifecycle.IsDaemonSetPod(p) && !lifecycle.IsOwnedByNode(p) && !lifecycle.IsTerminal(p) && p.DeletionTimestamp == nil
+}
+
+func sortPods(pods []*corev1.Pod) {
+	sort.Slice(pods, func(i, j int) bool {
+		if pods[i].Namespace != pods[j].Namespace {
+			return pods[i].Namespace < pods[j].Namespace
+		}
+		return pods[i].Name < pods[j].Name
+	})
+}
+
+// offeringOf is the (type, zone, capacity type) a claim runs on, from its
+// status or, failing that, its labels.
+func offeringOf(c *nsv1.NodeClaim) (it, zone, ct string) {
+	it, zone, ct = c.Status.InstanceType, c.Status.Zone, c.Status.CapacityType
+	if it == "" {
+		it = c.Labels[corev1.LabelInstanceTypeStable]
+	}
+	if zone == "" {
+		zone = c.Labels[corev1.LabelTopologyZone]
+	}
+	if ct == "" {
+		ct = c.Labels[nsv1.LabelCapacityType]
+	}
+	return it, zone, ct
+}
+
+// priceOf is a node's current $/h: its offering's price in its pool's
+// instance types (spot prices move), else the claim's launch price.
+func (w *working) priceOf(n *nodeInfo) float64 {
+	for _, it := range w.in.InstanceTypes[n.poolName()] {
+		if it.Name != n.it {
+			continue
+		}
+		if o, ok := it.Offerings.Get(n.zone, n.ct); ok {
+			return o.Price
+		}
+	}
+	if p, ok := n.claim.Status.PriceUSD(); ok {
+		return p
+	}
+	return 0
+}
+
+// withUnavailable returns copies of types whose offerings in the
+// insufficient-capacity view are marked unavailable.
+func withUnavailable(its []*catalog.InstanceType, unavailable func(string, string, string) bool) []*catalog.InstanceType {
+	if unavailable == nil {
+		return its
+	}
+	out := make([]*catalog.InstanceType, len(its))
+	for i, it := range its {
+		offs := make(catalog.Offerings, len(it.Offerings))
+		for j, o := range it.Offerings {
+			o.Available = o.Available && !unavailable(it.Name, o.Zone, o.CapacityType)
+			offs[j] = o
+		}
+		out[i] = it.WithOfferings(offs)
+	}
+	return out
+}
+
+// skip records why a node was left; the first reason recorded stands.
+func (w *working) skip(n *nodeInfo, reason SkipReason, msg string) {
+	if _, ok := w.skips[n.claim.Name]; ok {
+		return
+	}
+	w.skips[n.claim.Name] = Skip{Claim: n.claim.Name, Node: n.name, NodePool: n.poolName(), Reason: reason, Message: msg}
+}
+
+// commit applies an action to the working copy: its candidates leave, the
+// pods it moves take room on their new nodes, its replacements join as
+// in-flight nodes (counted for topology, not offered to later actions).
+func (w *working) commit(a *Action, plan *scheduling.Plan) {
+	for _, c := range a.Candidates {
+		n := w.byNode[c.Node.Name]
+		n.removed = true
+		delete(w.skips, n.claim.Name)
+		w.budgets.take(n.poolName())
+		delete(w.base, n.name)
+	}
+	if plan != nil {
+		for _, nom := range plan.Nominations {
+			en, ok := w.base[nom.Node]
+			if !ok {
+				continue
+			}
+			cp := *en
+			cp.Pods = append(append(make([]*corev1.Pod, 0, len(en.Pods)+1), en.Pods...), nom.Pod)
+			w.base[nom.Node] = &cp
+			delete(w.compactCache, nom.Node)
+			if n := w.byNode[nom.Node]; n != nil {
+				n.received = true
+				// Copies: the slices may be the snapshot's.
+				n.pods = append(append(make([]*corev1.Pod, 0, len(n.pods)+1), n.pods...), nom.Pod)
+				n.movable = append(append(make([]*corev1.Pod, 0, len(n.movable)+1), n.movable...), nom.Pod)
+			}
+		}
+	}
+	for _, r := range a.Replacements {
+		w.added = append(w.added, &scheduling.ExistingNode{
+			Name: r.Name, Labels: claimPlanLabels(r), Taints: r.Taints, Allocatable: r.Requests,
+			Pods: r.Pods, InFlight: true, MarkedForDeletion: true,
+		})
+		if p := w.poolByName[r.NodePool]; p != nil {
+			chargeUsage(p, r)
+		}
+	}
+}
+
+// claimPlanLabels are the labels a planned claim's node will carry.
+func claimPlanLabels(cp *scheduling.ClaimPlan) map[string]string {
+	out := map[string]string{}
+	for _, r := range cp.Requirements.NodeSelectorRequirements() {
+		if r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 {
+			out[r.Key] = r.Values[0]
+		}
+	}
+	for k, v := range cp.Labels {
+		out[k] = v
+	}
+	return out
+}
+
+// chargeUsage adds the largest capacity among a replacement's options to
+// its pool's usage, so later replacements stay within the pool's limits
+// whichever option launches.
+func chargeUsage(p *scheduling.NodePool, cp *scheduling.ClaimPlan) {
+	most := corev1.ResourceList{}
+	for _, o := range cp.Options {
+		for name, q := range o.InstanceType.Capacity {
+			if cur, ok := most[name]; !ok || q.Cmp(cur) > 0 {
+				most[name] = q
+			}
+		}
+	}
+	usage := p.Usage.DeepCopy()
+	if usage == nil {
+		usage = corev1.ResourceList{}
+	}
+	for name, q := range most {
+		cur := usage[name]
+		cur.Add(q)
+		usage[name] = cur
+	}
+	nodes := usage[nsv1.ResourceNodes]
+	nodes.Add(*resource.NewQuantity(1, resource.DecimalSI))
+	usage[nsv1.ResourceNodes] = nodes
+	p.Usage = usage
+}
+
+// existing is the solver's view of every node but the removed ones and
+// those in skip, in a stable order.
+func (w *working) existing(skip map[string]bool) []*scheduling.ExistingNode {
+	out := make([]*scheduling.ExistingNode, 0, len(w.base)+len(w.added))
+	for _, name := range w.baseOrder {
+		if _, ok := w.base[name]; !ok || skip[name] {
+			continue
+		}
+		out = append(out, w.solverNode(name))
+	}
+	return append(out, w.added...)
+}

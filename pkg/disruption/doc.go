@@ -1,0 +1,54 @@
+// Package disruption is the disruption planner: given one cluster snapshot
+// (nodes with their NodeClaims and pods, NodePools with their budgets and
+// consolidation settings, instance types with prices and offerings, the
+// insufficient-capacity view, node classes, now) it proposes the voluntary
+// disruptions worth making, in this order:
+//
+//  1. Emptiness: nodes that run no workload pods for consolidateAfter.
+//  2. Drift: nodes that no longer match their NodePool (template hash,
+//     requirements) or their EC2NodeClass (hash, resolved AMI, subnet or
+//     security groups); see drift.go for the hash annotations.
+//  3. Expiration: nodes older than their claim's expireAfter.
+//  4. Multi-node consolidation: the largest prefix of the candidates (in
+//     order of price per pod moved) whose pods fit on the rest of the
+//     cluster plus at most one new, cheaper node.
+//  5. Single-node consolidation: delete a node whose pods fit elsewhere, or
+//     replace it with one cheaper node.
+//
+// Consolidation, drift and expiry are decided by re-running the solver
+// (pkg/scheduling.Solve) with the candidates removed: their pods are the
+// pods to place, every other node is existing capacity. Actions are
+// computed one after another on a working copy of the cluster, so later
+// actions see the pods earlier ones move. A node that took pods from an
+// earlier action may still be deleted by a later one, but not replaced:
+// that would make a command wait on moves the cluster has not made yet.
+// Each action carries its method, its budget reason, the candidates, the
+// pods it moves, the replacement claims to launch and its savings in $/h.
+//
+// A plan over a thousand nodes takes a few dozen solves at most
+// (MaxSolves bounds it): when no pod has pod (anti-)affinity, topology
+// spread or host ports the solver gets each node as its remaining room
+// (compact.go), and single-node candidates that could not fit anyway are
+// skipped without a solve.
+//
+// Anti-churn rules: a consolidation must save at least MinSavingsShare of
+// the candidates' price even if the dearest launch option of its
+// replacement is the one launched; a replacement never launches an offering
+// one of its candidates runs on (same type, zone and capacity type) nor an
+// offering in the insufficient-capacity view; spot-to-spot replacements need
+// the SpotToSpotConsolidation gate and at least MinSpotOptions spot options.
+// Candidates younger than consolidateAfter (since the last pod event or
+// initialization), nodes or pods marked nodesmith.sh/do-not-disrupt, pods a
+// PodDisruptionBudget does not let go, and nodes whose pods have nowhere to
+// go are skipped, each with a typed SkipReason and a message.
+//
+// Budgets (pkg/disruption/budget) are counted per NodePool and reason; the
+// nodes already disrupting or being deleted, and those of earlier actions
+// of the same plan, count against every reason.
+//
+// The package is pure: it takes plain values and now, and must not import
+// client-go clients, controller-runtime or the AWS SDK. The disruption
+// controller (pkg/controllers/disruption) gathers the input, validates the
+// plan after a delay and carries it out; the simulator does the same in
+// virtual time.
+package disruption

@@ -1,0 +1,156 @@
+package disruption
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+)
+
+// Compute proposes the plan's actions: emptiness, drift, expiration,
+// multi-node then single-node consolidation, each within the budgets and
+// each seeing the pods earlier actions moved. It is deterministic.
+func Compute(in Input) (*Plan, error) {
+	plan, _, err := compute(in)
+	return plan, err
+}
+
+// compute is Compute, also returning the working copy of the cluster as
+// the plan leaves it (for tests that carry a plan out).
+func compute(in Input) (*Plan, *working, error) {
+	if in.Snapshot == nil {
+		return nil, nil, errors.New("disruption plan: no cluster snapshot")
+	}
+	w := newWorking(in)
+	out := &Plan{
+		Candidates: map[nsv1.DisruptionReason]int{}, Allowed: w.budgets.allowance(), BudgetErrors: w.budgets.errs,
+	}
+	pdbs := pdbViews(in.Snapshot.PDBs)
+	var eligible []*nodeInfo
+	for _, n := range w.nodes {
+		if n.disrupting {
+			continue // already on its way out
+		}
+		if reason, msg, blocked := w.blocker(n, pdbs); blocked {
+			w.skip(n, reason, msg)
+			continue
+		}
+		eligible = append(eligible, n)
+	}
+	for _, step := range []func([]*nodeInfo, *Plan) error{w.emptiness, w.drift, w.expiration, w.consolidation} {
+		if err := step(eligible, out); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, s := range w.skips {
+		out.Skipped = append(out.Skipped, s)
+	}
+	sort.Slice(out.Skipped, func(i, j int) bool { return out.Skipped[i].Claim < out.Skipped[j].Claim })
+	out.Solves = w.solves
+	return out, w, nil
+}
+
+// emptiness deletes nodes that ran no workload pods for consolidateAfter.
+func (w *working) emptiness(eligible []*nodeInfo, out *Plan) error {
+	for _, n := range eligible {
+		if n.removed || n.received || !lifecycle.IsEmpty(n.pods) {
+			continue
+		}
+		at, ok := lifecycle.EmptySince(n.claim, n.pool)
+		if !ok {
+			w.skip(n, SkipConsolidationDisabled, fmt.Sprintf("node %s is empty, and nodepool %s's consolidateAfter is Never", n.name, n.pool.Name))
+			continue
+		}
+		out.Candidates[nsv1.DisruptionReasonEmpty]++
+		if at.After(w.in.Now) {
+			w.skip(n, SkipConsolidateAfter, fmt.Sprintf("node %s is empty; nodepool %s's consolidateAfter lets it go at %s",
+				n.name, n.pool.Name, at.UTC().Format(time.RFC3339)))
+			continue
+		}
+		if !w.budgeted(n, nsv1.DisruptionReasonEmpty) {
+			continue
+		}
+		why := fmt.Sprintf("has run no workload pods since %s", at.UTC().Format(time.RFC3339))
+		a := w.newAction(MethodEmptiness, nsv1.DisruptionReasonEmpty, []*nodeInfo{n}, why)
+		a.Savings = n.price
+		a.Message = fmt.Sprintf("%s %s; deleting it saves $%.4f/h", describe(n), why, n.price)
+		w.commit(a, nil)
+		out.Actions = append(out.Actions, a)
+	}
+	return nil
+}
+
+// budgeted reports whether n's pool may lose one more node for reason, and
+// records the skip when it may not.
+func (w *working) budgeted(n *nodeInfo, reason nsv1.DisruptionReason) bool {
+	if w.budgets.allowed(n.poolName(), reason) > 0 {
+		return true
+	}
+	msg := fmt.Sprintf("nodepool %s's disruption budget for %s allows no more nodes now", n.poolName(), reason)
+	if err := w.budgets.errs[n.poolName()]; err != nil {
+		msg += fmt.Sprintf(" (a budget is invalid and allows nothing: %v)", err)
+	}
+	w.skip(n, SkipBudget, msg)
+	return false
+}
+
+// drift replaces nodes that no longer match their pool or node class.
+func (w *working) drift(eligible []*nodeInfo, out *Plan) error {
+	return w.replaceEach(eligible, out, MethodDrift, nsv1.DisruptionReasonDrifted, func(n *nodeInfo) (string, bool) {
+		_, why, drifted := Drifted(n.claim, n.pool, w.in.NodeClasses[nodeClassName(n.claim)])
+		return why, drifted
+	})
+}
+
+// expiration replaces nodes older than their claim's expireAfter.
+func (w *working) expiration(eligible []*nodeInfo, out *Plan) error {
+	return w.replaceEach(eligible, out, MethodExpiration, nsv1.DisruptionReasonExpired, func(n *nodeInfo) (string, bool) {
+		at, ok := expiry(n)
+		if !ok || at.After(w.in.Now) {
+			return "", false
+		}
+		return fmt.Sprintf("expired at %s (expireAfter %s)", at.UTC().Format(time.RFC3339), n.claim.Spec.ExpireAfter.Duration), true
+	})
+}
+
+func (w *working) replaceEach(eligible []*nodeInfo, out *Plan, m Method, reason nsv1.DisruptionReason, due func(*nodeInfo) (string, bool)) error {
+	for _, n := range eligible {
+		if n.removed || n.received {
+			continue
+		}
+		why, ok := due(n)
+		if !ok {
+			continue
+		}
+		out.Candidates[reason]++
+		if !w.budgeted(n, reason) {
+			continue
+		}
+		if w.solves >= w.opts.MaxSolves && len(n.movable) > 0 {
+			w.skip(n, SkipNotEvaluated, fmt.Sprintf("node %s %s; this plan's solver budget ran out before it", n.name, why))
+			continue
+		}
+		a, plan, skip, msg, err := w.replaceAll(n, m, reason, why)
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			w.skip(n, skip, msg)
+			continue
+		}
+		w.commit(a, plan)
+		out.Actions = append(out.Actions, a)
+	}
+	return nil
+}
+
+// nodeClassName is the EC2NodeClass a claim launched with.
+func nodeClassName(c *nsv1.NodeClaim) string {
+	if c.Spec.NodeClassRef == nil {
+		return ""
+	}
+	return c.Spec.NodeClassRef.Name
+}

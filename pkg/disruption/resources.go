@@ -1,0 +1,165 @@
+package disruption
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
+)
+
+// resvec is cpu (millicores), memory (bytes) and pod slots: enough for the
+// quick necessary-condition checks that spare the solver hopeless
+// candidates. The solver remains the judge of every action.
+type resvec [3]int64
+
+func fromList(l corev1.ResourceList) resvec {
+	var v resvec
+	if q, ok := l[corev1.ResourceCPU]; ok {
+		v[0] = q.MilliValue()
+	}
+	if q, ok := l[corev1.ResourceMemory]; ok {
+		v[1] = q.Value()
+	}
+	if q, ok := l[corev1.ResourcePods]; ok {
+		v[2] = q.Value()
+	} else {
+		v[2] = 110
+	}
+	return v
+}
+
+func (v *resvec) add(o resvec) {
+	for i := range v {
+		v[i] += o[i]
+	}
+}
+
+func (v resvec) fits(limit resvec) bool {
+	for i := range v {
+		if v[i] > limit[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// podRequests is a pod's requests plus its slot, computed once per pod.
+func (w *working) podRequests(p *corev1.Pod) resvec {
+	if v, ok := w.requests[p.UID]; ok && p.UID != "" {
+		return v
+	}
+	v := fromList(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
+	v[2] = 1 // a pod takes one slot whatever it requests
+	if p.UID != "" {
+		w.requests[p.UID] = v
+	}
+	return v
+}
+
+// need is what the pods ask for in total.
+func (w *working) need(pods []*corev1.Pod) resvec {
+	var v resvec
+	for _, p := range pods {
+		v.add(w.podRequests(p))
+	}
+	return v
+}
+
+// spare is a node's unrequested room, never negative.
+func (w *working) spare(en *scheduling.ExistingNode) resvec {
+	v := fromList(en.Allocatable)
+	for _, p := range en.Pods {
+		r := w.podRequests(p)
+		for i := range v {
+			v[i] -= r[i]
+		}
+	}
+	for i := range v {
+		v[i] = max(0, v[i])
+	}
+	return v
+}
+
+func (v resvec) isZero() bool { return v == resvec{} }
+
+// spareRoom is the spare room of every node new pods may go to, by name,
+// in the solver's node order.
+type spareRoom struct {
+	names  []string
+	spares []resvec
+}
+
+func (w *working) spareRoom() spareRoom {
+	var out spareRoom
+	for _, name := range w.baseOrder {
+		en, ok := w.base[name]
+		if !ok || en.MarkedForDeletion || en.InFlight {
+			continue
+		}
+		out.names = append(out.names, name)
+		out.spares = append(out.spares, w.spare(en))
+	}
+	return out
+}
+
+// firstFitElsewhere places n's pods, largest cpu first, into the spare
+// room of the other nodes (by requests alone: no labels, taints or
+// topology) and returns what does not fit.
+func (w *working) firstFitElsewhere(n *nodeInfo, room spareRoom) resvec {
+	spares := make([]resvec, 0, len(room.spares))
+	for i, name := range room.names {
+		if name != n.name {
+			spares = append(spares, room.spares[i])
+		}
+	}
+	pods := append([]*corev1.Pod(nil), n.movable...)
+	sort.SliceStable(pods, func(i, j int) bool { return w.podRequests(pods[i])[0] > w.podRequests(pods[j])[0] })
+	var left resvec
+	for _, p := range pods {
+		r := w.podRequests(p)
+		placed := false
+		for i := range spares {
+			if r.fits(spares[i]) {
+				for d := range r {
+					spares[i][d] -= r[d]
+				}
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			left.add(r)
+		}
+	}
+	return left
+}
+
+// cheaperTypeHolds reports whether some instance type of a usable pool,
+// sold for at most maxPrice in an available offering, has room for need
+// on its own (allocatable, before DaemonSet overhead: a necessary
+// condition for a replacement).
+func (w *working) cheaperTypeHolds(need resvec, maxPrice float64) bool {
+	for _, p := range w.pools {
+		for _, it := range p.InstanceTypes {
+			if !cheapEnough(it, maxPrice) {
+				continue
+			}
+			if need.fits(fromList(it.Allocatable())) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func cheapEnough(it *catalog.InstanceType, maxPrice float64) bool {
+	for _, o := range it.Offerings {
+		if o.Available && o.Price <= maxPrice {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,260 @@
+package disruption
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
+)
+
+// simulate re-runs the solver with cands removed: their pods are the pods
+// to place, every other node is existing capacity and the pools may launch.
+func (w *working) simulate(cands []*nodeInfo) (*scheduling.Plan, error) {
+	skip := make(map[string]bool, len(cands))
+	var pods []*corev1.Pod
+	for _, c := range cands {
+		skip[c.name] = true
+		pods = append(pods, c.movable...)
+	}
+	w.solves++
+	plan, err := scheduling.Solve(scheduling.Input{
+		Pods: pods, Nodes: w.existing(skip), NodePools: w.pools,
+		DaemonSets: w.in.Snapshot.DaemonSets, Options: w.opts.Solve,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("simulating the removal of %s: %w", names(cands), err)
+	}
+	return plan, nil
+}
+
+func (w *working) candidate(n *nodeInfo, why string) *Candidate {
+	return &Candidate{Claim: n.claim, Node: n.node, NodePool: n.poolName(), InstanceType: n.it, Zone: n.zone,
+		CapacityType: n.ct, Price: n.price, Pods: n.movable, Why: why}
+}
+
+func (w *working) newAction(m Method, r nsv1.DisruptionReason, cands []*nodeInfo, why string) *Action {
+	a := &Action{Method: m, Reason: r}
+	for _, n := range cands {
+		a.Candidates = append(a.Candidates, w.candidate(n, why))
+		a.Pods = append(a.Pods, n.movable...)
+	}
+	return a
+}
+
+// replaceAll decides a drift or expiry of n: its pods go to other nodes and
+// as many new claims as they need; only pods with nowhere to go stop it.
+func (w *working) replaceAll(n *nodeInfo, m Method, r nsv1.DisruptionReason, why string) (*Action, *scheduling.Plan, SkipReason, string, error) {
+	a := w.newAction(m, r, []*nodeInfo{n}, why)
+	if len(n.movable) == 0 {
+		a.Savings = n.price
+		a.Message = fmt.Sprintf("%s: %s; it runs no pods that must move, deleting it", describe(n), why)
+		return a, nil, "", "", nil
+	}
+	plan, err := w.simulate([]*nodeInfo{n})
+	if err != nil {
+		return nil, nil, "", "", err
+	}
+	if len(plan.Unschedulable) > 0 {
+		return nil, nil, SkipNowhereToGo, fmt.Sprintf("%s: %s, but %d of its pods fit nowhere else: %s",
+			describe(n), why, len(plan.Unschedulable), plan.Unschedulable[0].Reason), nil
+	}
+	for _, cp := range plan.NewClaims {
+		a.Replacements = append(a.Replacements, w.rename(cp))
+	}
+	a.Savings = n.price - a.ReplacementPrice()
+	a.Message = fmt.Sprintf("%s: %s; %s", describe(n), why, moveSummary(len(a.Pods), a.Replacements))
+	return a, plan, "", "", nil
+}
+
+// consolidate decides whether removing cands together saves money: their
+// pods must fit on the other nodes plus at most one new node, and that node
+// must be cheap enough (see narrow).
+func (w *working) consolidate(cands []*nodeInfo, m Method) (*Action, *scheduling.Plan, SkipReason, string, error) {
+	plan, err := w.simulate(cands)
+	if err != nil {
+		return nil, nil, "", "", err
+	}
+	who := describeAll(cands)
+	if len(plan.Unschedulable) > 0 {
+		return nil, nil, SkipNowhereToGo, fmt.Sprintf("%s: %d of the pods fit on no other node and no new one: %s",
+			who, len(plan.Unschedulable), plan.Unschedulable[0].Reason), nil
+	}
+	price := 0.0
+	for _, c := range cands {
+		price += c.price
+	}
+	a := w.newAction(m, nsv1.DisruptionReasonUnderutilized, cands, "underutilized")
+	switch len(plan.NewClaims) {
+	case 0:
+		a.Savings = price
+		a.Message = fmt.Sprintf("%s: underutilized, their %d pods fit on other nodes; deleting saves $%.4f/h", who, len(a.Pods), price)
+		return a, plan, "", "", nil
+	case 1:
+	default:
+		return nil, nil, SkipNotCheaper, fmt.Sprintf("%s: the pods would need %d new nodes, and a consolidation launches at most one", who, len(plan.NewClaims)), nil
+	}
+	for _, c := range cands {
+		if c.received {
+			return nil, nil, SkipNotEvaluated, fmt.Sprintf("%s: node %s received pods from another disruption of this plan, so it may only be deleted now; replacing it waits for the next plan",
+				who, c.name), nil
+		}
+	}
+	maxPrice := price * (1 - w.opts.MinSavingsShare)
+	cp, reason, msg := w.narrow(plan.NewClaims[0], cands, maxPrice)
+	if cp == nil {
+		return nil, nil, reason, who + ": " + msg, nil
+	}
+	cp = w.rename(cp)
+	a.Replacements = []*scheduling.ClaimPlan{cp}
+	a.Savings = price - cp.Price()
+	a.Message = fmt.Sprintf("%s: underutilized; replacing with one %s node (%d options from $%.4f/h, at most $%.4f/h) for their %d pods saves $%.4f/h",
+		who, cp.Options[0].CapacityType, len(cp.Options), cp.Price(), cp.Options[len(cp.Options)-1].Price, len(a.Pods), a.Savings)
+	return a, plan, "", "", nil
+}
+
+// narrow keeps the launch options of a consolidation's replacement that may
+// be launched: no dearer than maxPrice (so the saving holds whichever
+// option launches), not an offering a candidate already runs on, not a
+// candidate's instance type unless cheaper than that candidate (replacing
+// A and B by another A is deleting B with extra churn), not in the
+// insufficient-capacity view; spot-to-spot only behind the gate and with
+// MinSpotOptions options left; the pool's minValues still met.
+func (w *working) narrow(cp *scheduling.ClaimPlan, cands []*nodeInfo, maxPrice float64) (*scheduling.ClaimPlan, SkipReason, string) {
+	same := map[[3]string]bool{}
+	typePrice := map[string]float64{}
+	allSpot := true
+	for _, c := range cands {
+		same[[3]string{c.it, c.zone, c.ct}] = true
+		typePrice[c.it] = max(typePrice[c.it], c.price)
+		allSpot = allSpot && c.ct == nsv1.CapacityTypeSpot
+	}
+	var kept []scheduling.LaunchOption
+	dearer, sameOffering, unavailable := 0, 0, 0
+	for _, o := range cp.Options {
+		tp, sameType := typePrice[o.InstanceType.Name]
+		switch {
+		case o.Price > maxPrice:
+			dearer++
+		case same[[3]string{o.InstanceType.Name, o.Zone, o.CapacityType}] || (sameType && o.Price >= tp):
+			sameOffering++
+		case w.in.Unavailable != nil && w.in.Unavailable(o.InstanceType.Name, o.Zone, o.CapacityType):
+			unavailable++
+		default:
+			kept = append(kept, o)
+		}
+	}
+	if len(kept) == 0 {
+		cheapest := cp.Options[0]
+		return nil, SkipNotCheaper, fmt.Sprintf("no replacement saves %.0f%%: the cheapest, %s %s in %s at $%.4f/h, needs to cost at most $%.4f/h (%d options dearer, %d of the nodes' own offerings or types, %d out of capacity)",
+			100*w.opts.MinSavingsShare, cheapest.CapacityType, cheapest.InstanceType.Name, cheapest.Zone, cheapest.Price, maxPrice, dearer, sameOffering, unavailable)
+	}
+	if allSpot && kept[0].CapacityType == nsv1.CapacityTypeSpot {
+		if !w.opts.SpotToSpotConsolidation {
+			return nil, SkipSpotToSpotDisabled, fmt.Sprintf("only a spot-to-spot replacement (from $%.4f/h) would save, and the SpotToSpotConsolidation feature gate is off", kept[0].Price)
+		}
+		if len(kept) < w.opts.MinSpotOptions {
+			return nil, SkipSpotToSpotFlexibility, fmt.Sprintf("the spot-to-spot replacement would keep %d spot options cheaper than $%.4f/h, fewer than %d", len(kept), maxPrice, w.opts.MinSpotOptions)
+		}
+	}
+	out := *cp
+	out.Options = kept
+	out.Requirements = cp.Requirements.Clone()
+	var typeNames, zones []string
+	for _, o := range kept {
+		typeNames = append(typeNames, o.InstanceType.Name)
+		zones = append(zones, o.Zone)
+	}
+	narrowTo(out.Requirements, corev1.LabelInstanceTypeStable, typeNames)
+	narrowTo(out.Requirements, corev1.LabelTopologyZone, zones)
+	if msg := unmetMinValues(out.Requirements, kept); msg != "" {
+		return nil, SkipNotCheaper, "the options cheap enough to save " + msg
+	}
+	return &out, "", ""
+}
+
+// narrowTo sets key's requirement to In values, keeping its minValues.
+func narrowTo(reqs scheduling.Requirements, key string, values []string) {
+	r := scheduling.NewRequirement(key, corev1.NodeSelectorOpIn, values...)
+	if prev := reqs.Get(key); prev != nil {
+		r.MinValues = prev.MinValues
+	}
+	reqs[key] = r
+}
+
+// unmetMinValues names a minValues requirement the options do not meet.
+func unmetMinValues(reqs scheduling.Requirements, opts []scheduling.LaunchOption) string {
+	for _, k := range reqs.Keys() {
+		r := reqs[k]
+		if r.MinValues == nil {
+			continue
+		}
+		distinct := map[string]bool{}
+		for _, o := range opts {
+			switch k {
+			case corev1.LabelTopologyZone:
+				distinct[o.Zone] = true
+			case nsv1.LabelCapacityType:
+				distinct[o.CapacityType] = true
+			default:
+				if v, ok := o.InstanceType.Labels[k]; ok {
+					distinct[v] = true
+				}
+			}
+		}
+		if len(distinct) < *r.MinValues {
+			return fmt.Sprintf("have %d values of %s, below its minValues %d", len(distinct), k, *r.MinValues)
+		}
+	}
+	return ""
+}
+
+// rename gives a planned replacement a name unique within the plan (every
+// solve numbers its claims from claim-0001).
+func (w *working) rename(cp *scheduling.ClaimPlan) *scheduling.ClaimPlan {
+	out := *cp
+	w.replacements++
+	out.Name = fmt.Sprintf("replacement-%04d", w.replacements)
+	return &out
+}
+
+func describe(n *nodeInfo) string {
+	return fmt.Sprintf("node %s (%s %s in %s, $%.4f/h)", n.name, n.ct, n.it, n.zone, n.price)
+}
+
+func describeAll(ns []*nodeInfo) string {
+	if len(ns) == 1 {
+		return describe(ns[0])
+	}
+	total := 0.0
+	for _, n := range ns {
+		total += n.price
+	}
+	return fmt.Sprintf("%d nodes (%s; $%.4f/h)", len(ns), names(ns), total)
+}
+
+func names(ns []*nodeInfo) string {
+	const show = 5
+	var parts []string
+	for i, n := range ns {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ns)-show))
+			break
+		}
+		parts = append(parts, n.name)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func moveSummary(pods int, repl []*scheduling.ClaimPlan) string {
+	if len(repl) == 0 {
+		return fmt.Sprintf("its %d pods fit on other nodes", pods)
+	}
+	price := 0.0
+	for _, r := range repl {
+		price += r.Price()
+	}
+	return fmt.Sprintf("its %d pods move to other nodes and %d new nodes (from $%.4f/h)", pods, len(repl), price)
+}
