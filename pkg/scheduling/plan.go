@@ -11,19 +11,55 @@ import (
 )
 
 // plan turns the filled bins into claims with price-ordered options and
-// explains every pod left over.
+// explains every pod left over. A bin that cannot become a claim (no
+// option within the limits, a minValues no option set meets) gives its
+// pods back as unschedulable; since that may tip a zone spread, the spread
+// is reconciled again and the claims rebuilt.
 func (s *solver) plan() *Plan {
-	out := &Plan{Nominations: s.noms}
-	var failed []PodError
-	// Pessimistic limits: a claim may launch any of its options, so each
-	// keeps only options that fit what earlier claims could take at most and
-	// what later claims take at least.
+	var claims []*ClaimPlan
+	for guard := 0; guard < 8; guard++ {
+		for guard2 := 0; guard2 < 64; guard2++ {
+			spread := s.reconcileSpread()
+			if !s.reconcileAffinity() && !spread {
+				break
+			}
+		}
+		s.dropped = s.dropped[:0]
+		claims = s.buildClaims()
+		if len(s.dropped) == 0 {
+			break
+		}
+	}
+	out := &Plan{Nominations: s.noms, NewClaims: claims}
+	failed := append([]PodError(nil), s.failed...)
+	for _, c := range s.classes {
+		st := s.state[c]
+		if len(st.left) == 0 {
+			continue
+		}
+		reason := s.explain(c, st)
+		for _, pod := range st.left {
+			failed = append(failed, PodError{Pod: pod, Reason: fmt.Sprintf("cannot place pod %s: %s", podKey(pod), reason)})
+		}
+	}
+	sortPodErrors(failed)
+	out.Unschedulable = failed
+	return out
+}
+
+// buildClaims builds the claims of the non-empty bins. Limits are
+// pessimistic: a claim may launch any of its options, so each keeps only
+// options that fit what earlier claims could take at most and what later
+// claims take at least. A bin that cannot become a claim is emptied: its
+// pods are uncounted and recorded in s.failed, and the bin in s.dropped.
+func (s *solver) buildClaims() []*ClaimPlan {
+	var out []*ClaimPlan
 	later := make([][]int64, len(s.pools))
 	for i, p := range s.pools {
 		later[i] = make([]int64, len(p.limit))
 	}
 	for _, b := range s.bins {
-		if b.cur >= 0 && b.p.hasLimit {
+		if len(b.pods) > 0 && b.cur >= 0 && b.p.hasLimit {
 			c := b.charged()
 			for d := range b.p.limit {
 				later[b.p.idx][d] += c[d]
@@ -57,9 +93,12 @@ func (s *solver) plan() *Plan {
 		}
 		claim, maxCap, err := s.claimFor(b, budget)
 		if err != nil {
-			for _, pod := range b.pods {
-				failed = append(failed, PodError{Pod: pod, Reason: fmt.Sprintf("cannot place pod %s: %v", podKey(pod), err)})
+			for i, pod := range b.pods {
+				s.failed = append(s.failed, PodError{Pod: pod, Reason: fmt.Sprintf("cannot place pod %s: %v", podKey(pod), err)})
+				s.uncount(b.podCls[i], &b.host, b.zone)
 			}
+			b.pods, b.podCls = nil, nil
+			s.dropped = append(s.dropped, b)
 			continue
 		}
 		if budget != nil {
@@ -69,20 +108,8 @@ func (s *solver) plan() *Plan {
 		}
 		n++
 		claim.Name = fmt.Sprintf("claim-%04d", n)
-		out.NewClaims = append(out.NewClaims, claim)
+		out = append(out, claim)
 	}
-	for _, c := range s.classes {
-		st := s.state[c]
-		if len(st.left) == 0 {
-			continue
-		}
-		reason := s.explain(c, st)
-		for _, pod := range st.left {
-			failed = append(failed, PodError{Pod: pod, Reason: fmt.Sprintf("cannot place pod %s: %s", podKey(pod), reason)})
-		}
-	}
-	sortPodErrors(failed)
-	out.Unschedulable = failed
 	return out
 }
 

@@ -66,6 +66,45 @@ type group struct {
 	total    int32   // matching pods anywhere
 	planned  []int32 // zone quotas handed out this round, not yet placed
 	hasOwner bool
+	// Zone groups some pending pod spreads over (required, or kept as a
+	// preference) are balanced: every pod the selector matches is placed
+	// so the group stays within skew over dom, whoever owns the spread
+	// (see balance.go).
+	balanced   bool
+	skew       int32  // smallest maxSkew of the spreads over the group
+	minDomains int32  // largest minDomains among them
+	dom        []bool // union of the spreading pods' domains
+}
+
+// maxCount is the most matching pods (placed and planned) in one of the
+// group's domains.
+func (g *group) maxCount() int32 {
+	m := int32(0)
+	for z, in := range g.dom {
+		if in {
+			m = max(m, g.zone[z]+g.planned[z])
+		}
+	}
+	return m
+}
+
+// minCount is the fewest matching pods (placed and planned) in the
+// group's domains, 0 when it has fewer domains than minDomains.
+func (g *group) minCount() int32 {
+	first, m, n := true, int32(0), int32(0)
+	for z, in := range g.dom {
+		if !in {
+			continue
+		}
+		n++
+		if c := g.zone[z] + g.planned[z]; first || c < m {
+			m, first = c, false
+		}
+	}
+	if n < g.minDomains {
+		return 0
+	}
+	return m
 }
 
 func (g *group) matches(ns string, lbls map[string]string) bool {
@@ -174,6 +213,12 @@ type hostCount struct {
 	g      int32
 	n      int32
 	owners int32
+	// limit is the smallest maxSkew of the hostname spreads over g held by
+	// pods on the host (0: none). Every pod g matches counts, so a pod
+	// joining the host must keep n within it, whatever its own rules:
+	// kube-scheduler measures the spread of each pod over all matching
+	// pods, and the minimum over nodes is taken as 0.
+	limit int32
 }
 
 // host is the topology-visible state of an existing node or a planned claim.
@@ -190,6 +235,29 @@ func (h *host) count(g int) (n, owners int32) {
 		}
 	}
 	return 0, 0
+}
+
+// get is the host's tally of g (zero when it has none).
+func (h *host) get(g int) hostCount {
+	for i := range h.counts {
+		if int(h.counts[i].g) == g {
+			return h.counts[i]
+		}
+	}
+	return hostCount{}
+}
+
+// restrict lowers the host's spread limit on g to skew.
+func (h *host) restrict(g int, skew int32) {
+	for i := range h.counts {
+		if int(h.counts[i].g) == g {
+			if l := h.counts[i].limit; l == 0 || skew < l {
+				h.counts[i].limit = skew
+			}
+			return
+		}
+	}
+	h.counts = append(h.counts, hostCount{g: int32(g), limit: skew})
 }
 
 func (h *host) inc(g int, n, owners int32) {
