@@ -228,6 +228,7 @@ func (s *solver) closeEmpty(b *bin) {
 // to bins of the best-value type for the remaining demand, filled with the
 // dot-product heuristic so cpu and memory fill together.
 func (s *solver) pack(p *pool, items []*item) {
+	s.enterLimitMode(p, items)
 	var seeds, rest []*item
 	for _, it := range items {
 		if it.v.hostScoped || len(it.c.ports) > 0 {
@@ -447,7 +448,7 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 		if n < 16 {
 			n = math.Ceil(n - 1e-9)
 		}
-		cost := price * n
+		cost := p.typeCost(ti, price) * n
 		if cost < bestCost*(1-1e-9) || cost <= bestCost*(1+1e-9) && ratio < bestRatio {
 			best, bestCost, bestRatio = ti, cost, ratio
 		}

@@ -55,7 +55,7 @@ func (s *solver) cheapestPerPod(p *pool, it *item, below float64) (float64, []in
 		if price >= below {
 			continue
 		}
-		cost := price / float64(per)
+		cost := p.typeCost(ti, price) / float64(per)
 		// Insertion into the short list, cheapest first.
 		if n < shortlistLen {
 			n++
@@ -177,7 +177,7 @@ func (s *solver) bestTarget(p *pool, anchor *item, items []*item, below float64)
 			continue
 		}
 		value := s.simulate(pt, ti, anchor, items, cnt, use)
-		eff := value / price
+		eff := value / p.typeCost(ti, price)
 		// At equal value per dollar, fewer larger nodes: less overhead and
 		// fewer launches.
 		if best < 0 || eff > bestEff*(1+1e-9) || eff >= bestEff*(1-1e-9) && value > bestValue*(1+1e-9) {
