@@ -33,6 +33,7 @@ type solver struct {
 	state     map[*podClass]*classState
 	classOf   map[*corev1.Pod]*podClass
 	zoneLoad  []int32 // pods given a zone quota, per zone
+	fitCache  map[string]*poolFit
 	failed    []PodError
 	dropped   []*bin // bins emptied because they could not become claims
 }
@@ -271,7 +272,7 @@ func (s *solver) round(r int) {
 		if v.fits == nil {
 			v.fits = make([]*poolFit, len(s.pools))
 			for i, p := range s.pools {
-				v.fits[i] = s.fitPool(c, v, p)
+				v.fits[i] = s.cachedFit(c, v, p)
 			}
 		}
 	}

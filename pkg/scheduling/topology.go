@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -135,10 +136,11 @@ type topology struct {
 	zoneIx map[string]int
 	groups []*group
 	byKey  map[string]*group
+	byTerm map[string]*group // by the term's raw text
 }
 
 func newTopology(zones []string) *topology {
-	t := &topology{zones: zones, zoneIx: map[string]int{}, byKey: map[string]*group{}}
+	t := &topology{zones: zones, zoneIx: map[string]int{}, byKey: map[string]*group{}, byTerm: map[string]*group{}}
 	for i, z := range zones {
 		t.zoneIx[z] = i
 	}
@@ -154,8 +156,47 @@ func (t *topology) zoneOf(lbls map[string]string) int {
 	return -1
 }
 
-// groupFor interns the group for a term of pod p.
+// groupFor interns the group for a term of pod p. Terms are looked up by
+// their raw text first: thousands of pods repeat a few selectors, and
+// parsing each is most of the cost.
 func (t *topology) groupFor(p *corev1.Pod, key string, sel *metav1.LabelSelector, namespaces []string, nsSel *metav1.LabelSelector, matchKeys, mismatchKeys []string) (*group, error) {
+	var raw bytes.Buffer
+	raw.WriteString(key)
+	raw.WriteByte(0)
+	if nsSel != nil {
+		raw.WriteByte('*')
+	} else if len(namespaces) == 0 {
+		raw.WriteString(p.Namespace)
+	}
+	for _, n := range namespaces {
+		raw.WriteString(n)
+		raw.WriteByte(',')
+	}
+	raw.WriteByte(0)
+	writeSelector(&raw, sel)
+	for _, keys := range [][]string{matchKeys, mismatchKeys} {
+		for _, k := range keys {
+			v, ok := p.Labels[k]
+			raw.WriteString(k)
+			if ok {
+				raw.WriteByte('=')
+				raw.WriteString(v)
+			}
+			raw.WriteByte(',')
+		}
+		raw.WriteByte(0)
+	}
+	if g, ok := t.byTerm[raw.String()]; ok {
+		return g, nil
+	}
+	g, err := t.parseGroup(p, key, sel, namespaces, nsSel, matchKeys, mismatchKeys)
+	if err == nil {
+		t.byTerm[raw.String()] = g
+	}
+	return g, err
+}
+
+func (t *topology) parseGroup(p *corev1.Pod, key string, sel *metav1.LabelSelector, namespaces []string, nsSel *metav1.LabelSelector, matchKeys, mismatchKeys []string) (*group, error) {
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
 		return nil, fmt.Errorf("label selector of pod %s: %w", podKey(p), err)
