@@ -206,6 +206,7 @@ func planViolations(in Input, plan *Plan) []string {
 			}
 		}
 		errs = append(errs, flexViolations(in, np, c, maxOpts)...)
+		errs = append(errs, ceilingViolations(in, np, c)...)
 		sum := launchedCap[c.NodePool]
 		if sum == nil {
 			sum = corev1.ResourceList{}
@@ -480,4 +481,45 @@ func podSpotOptions(in Input, np *NodePool, p *corev1.Pod, zone string) int {
 		}
 	}
 	return n
+}
+
+// ceilingViolations checks a claim's options against its price ceiling
+// (the pool's, the solve's or 2×): past it, a list may only carry the
+// spot options the floor of 15 still needs, and, in pools with minValues,
+// one option per value those need.
+func ceilingViolations(in Input, np *NodePool, c *ClaimPlan) []string {
+	ceiling := 2.0
+	if in.Options.OptionPriceCeiling > 0 {
+		ceiling = max(1, in.Options.OptionPriceCeiling)
+	}
+	if np.OptionPriceCeiling > 0 {
+		ceiling = max(1, np.OptionPriceCeiling)
+	}
+	floor := DefaultMinSpotOptions
+	if in.Options.MinSpotOptions > 0 {
+		floor = in.Options.MinSpotOptions
+	}
+	limit := ceiling * c.Options[0].Price * (1 + 1e-9)
+	spotWithin, above := 0, 0
+	for _, o := range c.Options {
+		switch {
+		case o.Price > limit:
+			above++
+		case o.CapacityType == nsv1.CapacityTypeSpot:
+			spotWithin++
+		}
+	}
+	allowed := 0
+	if c.Options[0].CapacityType == nsv1.CapacityTypeSpot {
+		allowed = max(0, floor-spotWithin)
+	}
+	for _, r := range np.Requirements.NodeSelectorRequirements() {
+		if req := np.Requirements.Get(r.Key); req != nil && req.MinValues != nil {
+			allowed += *req.MinValues
+		}
+	}
+	if above > allowed {
+		return []string{fmt.Sprintf("claim %s lists %d options above %.2f× its cheapest, only %d needed for its floors", c.Name, above, ceiling, allowed)}
+	}
+	return nil
 }

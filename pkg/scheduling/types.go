@@ -144,6 +144,9 @@ func NodePoolFromAPI(np *nsv1.NodePool, types []*catalog.InstanceType) *NodePool
 	if np.Spec.Weight != nil {
 		out.Weight = *np.Spec.Weight
 	}
+	if c := np.Spec.OptionPriceCeilingPercent; c != nil {
+		out.OptionPriceCeiling = float64(*c) / 100
+	}
 	for k, v := range np.Spec.Template.ObjectMeta.Labels {
 		out.Labels[k] = v
 	}
