@@ -208,9 +208,11 @@ func (s *solver) planZones(c *podClass, v *variant) {
 			spreads = append(spreads, k)
 		}
 	}
-	if len(spreads) == 0 && len(c.balanced) == 0 {
+	if len(spreads) == 0 && len(c.balanced) == 0 && st.nAllowed != 1 {
 		return // quota is the allowed zones, unlimited
 	}
+	// A class bound to one zone (self-affinity) is planned there, so the
+	// classes after it that follow the same pods see where they go.
 	q := st.quota
 	nz := len(q)
 	var dom []bool
