@@ -45,6 +45,17 @@ func (s *solver) enterLimitMode(p *pool, items []*item) {
 			}
 		}
 	}
+	if !p.limitMode && len(dims) > 0 {
+		// Requests far below the limit can still be charged past it: 1,000
+		// pods of 500m/128Mi ask for 125Gi, but the cpu-shaped nodes they
+		// need bring 1,000Gi, and a third family's options twice that.
+		charge := s.chargeDemand(p, items)
+		for _, d := range dims {
+			if charge[d] > p.headroom(d) {
+				p.limitMode = true
+			}
+		}
+	}
 	if !p.limitMode {
 		return
 	}
@@ -75,11 +86,48 @@ func (s *solver) enterLimitMode(p *pool, items []*item) {
 	sort.SliceStable(items, func(i, j int) bool { return perPod[items[i]] < perPod[items[j]] })
 }
 
+// chargeDemand estimates what packing the items costs the pool's limits
+// when types are chosen by price: each item's pods on its cheapest type
+// per pod, charged as chargeEstimate says.
+func (s *solver) chargeDemand(p *pool, items []*item) vec {
+	out := make(vec, s.d.n())
+	for _, it := range items {
+		if len(it.st.left) == 0 {
+			continue
+		}
+		s.worth(p, it)
+		if len(it.short) == 0 {
+			continue
+		}
+		ti := it.short[0]
+		per := perNode(it.c.req, p.types[ti].alloc)
+		if it.v.hostScoped || len(it.c.ports) > 0 {
+			per = 1
+		}
+		if per <= 0 {
+			continue
+		}
+		nodes := (int64(len(it.st.left)) + per - 1) / per
+		c := s.chargeEstimate(p, ti)
+		for d := range out {
+			out[d] += nodes * c[d]
+		}
+	}
+	return out
+}
+
 // chargeEstimate is what a claim filled to type ti is charged: ti's
 // capacity, or, with minValues, the largest capacity among the cheapest
 // types at least as large in every dimension until minValues is met.
 func (s *solver) chargeEstimate(p *pool, ti int) vec {
+	if p.chargeEst == nil {
+		p.chargeEst = make([]vec, len(p.types))
+	}
+	if c := p.chargeEst[ti]; c != nil {
+		return c
+	}
 	out := p.types[ti].capacity.clone()
+	p.chargeEst[ti] = out
 	if len(p.mv) == 0 {
 		return out
 	}

@@ -66,6 +66,7 @@ type pool struct {
 	limitMode   bool
 	limitShare  []float64 // by type index
 	priceWeight float64
+	chargeEst   []vec // chargeEstimate by type index, filled on first use
 	hasLimit    bool
 	dropped     string         // why the pool's requirements leave no type, if so
 	bySize      []int          // type indices, largest allocatable first
