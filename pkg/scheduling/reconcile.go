@@ -211,10 +211,13 @@ func (s *solver) uncount(c *podClass, h *host, z int) {
 }
 
 func (s *solver) nodeByName(name string) *nodeState {
-	for _, n := range s.nodes {
-		if n.n.Name == name {
-			return n
+	if s.nodeIndex == nil {
+		s.nodeIndex = make(map[string]*nodeState, len(s.nodes))
+		for _, n := range s.nodes {
+			if _, dup := s.nodeIndex[n.n.Name]; !dup {
+				s.nodeIndex[n.n.Name] = n
+			}
 		}
 	}
-	return nil
+	return s.nodeIndex[name]
 }

@@ -28,6 +28,7 @@ type solver struct {
 	daemons   []*daemon
 	classes   []*podClass
 	nodes     []*nodeState
+	nodeIndex map[string]*nodeState // by name, built on first use
 	bins      []*bin
 	noms      []Nomination
 	state     map[*podClass]*classState
