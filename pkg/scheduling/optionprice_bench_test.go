@@ -93,6 +93,9 @@ func BenchmarkOptionPrices(b *testing.B) {
 					}
 				}
 				b.StopTimer()
+				if errs := planViolations(in, plan); len(errs) > 0 {
+					b.Fatalf("%d violations, first: %s", len(errs), errs[0])
+				}
 				r := rand.New(rand.NewSource(1))
 				cheapest, expected, worst, opts := 0.0, 0.0, 0.0, 0
 				for _, c := range plan.NewClaims {
