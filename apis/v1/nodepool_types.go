@@ -45,6 +45,17 @@ type NodePoolSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	Weight *int32 `json:"weight,omitempty"`
+	// OptionPriceCeilingPercent bounds the launch options of every NodeClaim
+	// the pool plans: offerings priced above this percentage of the claim's
+	// cheapest option are left out (default 200, twice its price). EC2's
+	// price-capacity-optimized strategy may launch any listed option, so this
+	// bounds what a launch can cost. The list goes past the ceiling only as
+	// far as the pool's spot-option floor (15 options) and its requirements'
+	// minValues need. 100 keeps only the cheapest price.
+	// +kubebuilder:validation:Minimum=100
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	OptionPriceCeilingPercent *int32 `json:"optionPriceCeilingPercent,omitempty"`
 }
 
 // Limits is a resource list that may also cap the number of nodes.

@@ -118,7 +118,7 @@ func poolsOf(snap *Snapshot, typesByPool map[string][]*catalog.InstanceType) ([]
 		}
 		sp := scheduling.NodePoolFromAPI(np, its)
 		sp.Labels[nsv1.LabelNodePool] = np.Name
-		used, n := Usage(usage[np.Name])
+		used, n := ChargedUsage(usage[np.Name], its)
 		used[nsv1.ResourceNodes] = *resource.NewQuantity(n, resource.DecimalSI)
 		sp.Usage = used
 		out = append(out, sp)
@@ -179,8 +179,8 @@ func ClaimLabels(c *nsv1.NodeClaim) map[string]string {
 }
 
 // Usage sums the capacity of a pool's claims (their requests until they
-// launch, so limits hold while they do) and counts them. The NodePool
-// controller reports it in status and the provisioner charges limits with it.
+// launch) and counts them. The NodePool controller reports it in status;
+// the provisioner charges limits with ChargedUsage.
 func Usage(claims []*nsv1.NodeClaim) (corev1.ResourceList, int64) {
 	total := corev1.ResourceList{}
 	for _, c := range claims {
@@ -195,6 +195,62 @@ func Usage(claims []*nsv1.NodeClaim) (corev1.ResourceList, int64) {
 		}
 	}
 	return total, int64(len(claims))
+}
+
+// ChargedUsage is what a pool's claims count against its limits when the
+// solver plans: launched capacity for claims that launched, and for those
+// that have not, the largest capacity among the instance types they may
+// launch as (their instance-type requirement, looked up in types) — the
+// solver charged them that, so a cycle planned while they are in flight
+// cannot promise the same room twice. A claim whose types are unknown
+// counts its requests, as Usage does.
+func ChargedUsage(claims []*nsv1.NodeClaim, types []*catalog.InstanceType) (corev1.ResourceList, int64) {
+	byName := make(map[string]*catalog.InstanceType, len(types))
+	for _, it := range types {
+		byName[it.Name] = it
+	}
+	total := corev1.ResourceList{}
+	for _, c := range claims {
+		res := c.Status.Capacity
+		if len(res) == 0 {
+			res = largestCapacity(c, byName)
+		}
+		if len(res) == 0 {
+			res = c.Spec.Resources.Requests
+		}
+		for name, q := range res {
+			cur := total[name]
+			cur.Add(q)
+			total[name] = cur
+		}
+	}
+	return total, int64(len(claims))
+}
+
+// largestCapacity is the per-resource maximum capacity of the instance
+// types a claim may launch as, nil when none of them is known.
+func largestCapacity(c *nsv1.NodeClaim, byName map[string]*catalog.InstanceType) corev1.ResourceList {
+	var out corev1.ResourceList
+	for _, r := range c.Spec.Requirements {
+		if r.Key != corev1.LabelInstanceTypeStable || r.Operator != corev1.NodeSelectorOpIn {
+			continue
+		}
+		for _, v := range r.Values {
+			it, ok := byName[v]
+			if !ok {
+				continue
+			}
+			if out == nil {
+				out = corev1.ResourceList{}
+			}
+			for name, q := range it.Capacity {
+				if cur, ok := out[name]; !ok || q.Cmp(cur) > 0 {
+					out[name] = q.DeepCopy()
+				}
+			}
+		}
+	}
+	return out
 }
 
 func hasTaint(n *corev1.Node, t corev1.Taint) bool {

@@ -284,3 +284,37 @@ func TestUsage(t *testing.T) {
 		})
 	}
 }
+
+func TestChargedUsage(t *testing.T) {
+	mk := func(name, cpu string) *catalog.InstanceType {
+		return &catalog.InstanceType{Name: name, Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
+	}
+	types := []*catalog.InstanceType{mk("small", "2"), mk("big", "16")}
+	launched := &nsv1.NodeClaim{Status: nsv1.NodeClaimStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}}
+	inFlight := &nsv1.NodeClaim{Spec: nsv1.NodeClaimSpec{
+		Resources:    nsv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}},
+		Requirements: []nsv1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"small", "big"}}},
+	}}
+	unknown := &nsv1.NodeClaim{Spec: nsv1.NodeClaimSpec{
+		Resources:    nsv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}},
+		Requirements: []nsv1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"gone"}}},
+	}}
+	tests := []struct {
+		name    string
+		claims  []*nsv1.NodeClaim
+		wantCPU string
+	}{
+		{name: "launched capacity", claims: []*nsv1.NodeClaim{launched}, wantCPU: "4"},
+		{name: "in flight: its largest instance type", claims: []*nsv1.NodeClaim{launched, inFlight}, wantCPU: "20"},
+		{name: "in flight with unknown types: its requests", claims: []*nsv1.NodeClaim{unknown}, wantCPU: "1500m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, n := ChargedUsage(tt.claims, types)
+			cpu := res[corev1.ResourceCPU]
+			if n != int64(len(tt.claims)) || cpu.Cmp(resource.MustParse(tt.wantCPU)) != 0 {
+				t.Fatalf("ChargedUsage = %s cpu, %d nodes; want %s, %d", cpu.String(), n, tt.wantCPU, len(tt.claims))
+			}
+		})
+	}
+}

@@ -16,7 +16,7 @@ func BenchmarkSolveCatalog(b *testing.B) {
 	}
 	types := cat.Types()
 	for _, n := range []int{1000, 5000} {
-		plain, mixed := plainPods(n, 42), mixedPods(n, 42)
+		plain, mixed := plainPods(n, 42), karpenterPods(n, 42)
 		b.Run(fmt.Sprintf("plain/pods=%d", n), func(b *testing.B) { runSolveBenchOpts(b, types, plain, true, true) })
 		b.Run(fmt.Sprintf("mixed/pods=%d", n), func(b *testing.B) { runSolveBenchOpts(b, types, mixed, true, true) })
 	}

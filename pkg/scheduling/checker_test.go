@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -29,6 +28,9 @@ type checkNode struct {
 	pods   []*corev1.Pod // everything running there at the end
 	newPod map[*corev1.Pod]bool
 	pool   string
+	// zones a claim may launch in (every zone of its options); nil for
+	// existing nodes, whose zone label is fixed.
+	zones []string
 }
 
 func untolerated(taints []corev1.Taint, tol []corev1.Toleration) (corev1.Taint, bool) {
@@ -84,7 +86,11 @@ func planViolations(in Input, plan *Plan) []string {
 	nodes := map[string]*checkNode{}
 	var order []*checkNode
 	for _, n := range in.Nodes {
-		cn := &checkNode{name: n.Name, node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}, Spec: corev1.NodeSpec{Taints: n.Taints}, Status: corev1.NodeStatus{Allocatable: n.Allocatable}}, pods: append([]*corev1.Pod(nil), n.Pods...), newPod: map[*corev1.Pod]bool{}}
+		lbls := map[string]string{corev1.LabelHostname: n.Name}
+		for k, v := range n.Labels {
+			lbls[k] = v
+		}
+		cn := &checkNode{name: n.Name, node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: lbls}, Spec: corev1.NodeSpec{Taints: n.Taints}, Status: corev1.NodeStatus{Allocatable: n.Allocatable}}, pods: append([]*corev1.Pod(nil), n.Pods...), newPod: map[*corev1.Pod]bool{}}
 		nodes[n.Name] = cn
 		order = append(order, cn)
 	}
@@ -182,6 +188,11 @@ func planViolations(in Input, plan *Plan) []string {
 				}
 			}
 			if i == 0 {
+				for _, o := range c.Options {
+					if !containsString(cn.zones, o.Zone) {
+						cn.zones = append(cn.zones, o.Zone)
+					}
+				}
 				nodes[c.Name] = cn
 				order = append(order, cn)
 			} else {
@@ -195,6 +206,7 @@ func planViolations(in Input, plan *Plan) []string {
 			}
 		}
 		errs = append(errs, flexViolations(in, np, c, maxOpts)...)
+		errs = append(errs, ceilingViolations(in, np, c)...)
 		sum := launchedCap[c.NodePool]
 		if sum == nil {
 			sum = corev1.ResourceList{}
@@ -312,144 +324,6 @@ func nodeViolations(cn *checkNode, optionOnly bool) []string {
 	return errs
 }
 
-func selectorOf(t *testing.T, s *metav1.LabelSelector) labels.Selector {
-	sel, err := metav1.LabelSelectorAsSelector(s)
-	if err != nil {
-		return labels.Nothing()
-	}
-	return sel
-}
-
-func termMatches(term corev1.PodAffinityTerm, owner, other *corev1.Pod) bool {
-	ns := term.Namespaces
-	if term.NamespaceSelector == nil {
-		if len(ns) == 0 {
-			ns = []string{owner.Namespace}
-		}
-		found := false
-		for _, n := range ns {
-			if n == other.Namespace {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return selectorOf(nil, term.LabelSelector).Matches(labels.Set(other.Labels))
-}
-
-func topologyViolations(nodes []*checkNode) []string {
-	var errs []string
-	fail := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }
-	domain := func(cn *checkNode, key string) (string, bool) {
-		v, ok := cn.node.Labels[key]
-		return v, ok
-	}
-	for _, cn := range nodes {
-		for _, p := range cn.pods {
-			if p.Spec.Affinity == nil {
-				continue
-			}
-			d0, _ := domain(cn, "")
-			_ = d0
-			if aa := p.Spec.Affinity.PodAntiAffinity; aa != nil {
-				for _, term := range aa.RequiredDuringSchedulingIgnoredDuringExecution {
-					dv, ok := domain(cn, term.TopologyKey)
-					if !ok {
-						continue
-					}
-					for _, other := range nodes {
-						if ov, ok := domain(other, term.TopologyKey); !ok || ov != dv {
-							continue
-						}
-						for _, q := range other.pods {
-							if q == p || !(cn.newPod[p] || other.newPod[q]) {
-								continue
-							}
-							if termMatches(term, p, q) {
-								fail("anti-affinity of %s (%s=%s) violated by %s", p.Name, term.TopologyKey, dv, q.Name)
-							}
-						}
-					}
-				}
-			}
-			if pa := p.Spec.Affinity.PodAffinity; pa != nil && cn.newPod[p] {
-				for _, term := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
-					dv, _ := domain(cn, term.TopologyKey)
-					inDomain, anywhere := false, false
-					for _, other := range nodes {
-						ov, _ := domain(other, term.TopologyKey)
-						for _, q := range other.pods {
-							if q == p || !termMatches(term, p, q) {
-								continue
-							}
-							anywhere = true
-							if ov == dv {
-								inDomain = true
-							}
-						}
-					}
-					if !inDomain && (anywhere || !termMatches(term, p, p)) {
-						fail("pod affinity of %s (%s=%s) not met", p.Name, term.TopologyKey, dv)
-					}
-				}
-			}
-		}
-	}
-	// Spread: per constraint, count matching pods per eligible domain.
-	for _, cn := range nodes {
-		for _, p := range cn.pods {
-			if !cn.newPod[p] {
-				continue
-			}
-			for _, sc := range p.Spec.TopologySpreadConstraints {
-				if sc.WhenUnsatisfiable != corev1.DoNotSchedule {
-					continue
-				}
-				sel := selectorOf(nil, sc.LabelSelector)
-				counts := map[string]int{}
-				for _, other := range nodes {
-					if ok, _ := nodeaffinity.GetRequiredNodeAffinity(p).Match(other.node); !ok {
-						continue
-					}
-					if sc.NodeTaintsPolicy != nil && *sc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
-						if _, bad := untolerated(other.node.Spec.Taints, p.Spec.Tolerations); bad {
-							continue
-						}
-					}
-					dv, ok := domain(other, sc.TopologyKey)
-					if !ok {
-						continue
-					}
-					if _, ok := counts[dv]; !ok {
-						counts[dv] = 0
-					}
-					for _, q := range other.pods {
-						if q.Namespace == p.Namespace && sel.Matches(labels.Set(q.Labels)) {
-							counts[dv]++
-						}
-					}
-				}
-				minC, maxC := -1, 0
-				for _, n := range counts {
-					if minC < 0 || n < minC {
-						minC = n
-					}
-					maxC = max(maxC, n)
-				}
-				if sc.MinDomains != nil && int(*sc.MinDomains) > len(counts) {
-					minC = 0
-				}
-				if maxC-minC > int(sc.MaxSkew) {
-					fail("spread %s of %s: skew %d > %d (%v)", sc.TopologyKey, p.Name, maxC-minC, sc.MaxSkew, counts)
-				}
-			}
-		}
-	}
-	return errs
-}
-
 var _ = resource.MustParse
 
 // flexViolations checks a claim's option list against the pool's minValues
@@ -487,8 +361,16 @@ func flexViolations(in Input, np *NodePool, c *ClaimPlan, maxOpts int) []string 
 	if spot >= floor {
 		return errs
 	}
+	// A claim in one zone (its pods are counted by a zone rule) is held to
+	// what each pod alone has in that zone.
+	zone := c.Options[0].Zone
+	for _, o := range c.Options {
+		if o.Zone != zone {
+			zone = ""
+		}
+	}
 	for _, p := range c.Pods {
-		if zoneBound(p) || podSpotOptions(in, np, p) < floor {
+		if zoneBound(p) || podSpotOptions(in, np, p, zone) < floor {
 			return errs
 		}
 	}
@@ -547,10 +429,10 @@ func zoneBound(p *corev1.Pod) bool {
 }
 
 // podSpotOptions counts the pool's available spot (type, zone) offerings
-// that hold the pod next to every DaemonSet (an undercount when some
+// (in zone, unless empty) that hold the pod next to every DaemonSet (an undercount when some
 // DaemonSet would not run there) and match the pool's and the pod's
 // required node affinity.
-func podSpotOptions(in Input, np *NodePool, p *corev1.Pod) int {
+func podSpotOptions(in Input, np *NodePool, p *corev1.Pod, zone string) int {
 	need := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
 	for _, ds := range in.DaemonSets {
 		for name, q := range resourcehelper.PodRequests(dsPod(ds), resourcehelper.PodResourcesOptions{}) {
@@ -577,7 +459,7 @@ func podSpotOptions(in Input, np *NodePool, p *corev1.Pod) int {
 			continue
 		}
 		for _, o := range it.Offerings {
-			if !o.Available || o.CapacityType != nsv1.CapacityTypeSpot {
+			if !o.Available || o.CapacityType != nsv1.CapacityTypeSpot || zone != "" && o.Zone != zone {
 				continue
 			}
 			lbls := map[string]string{corev1.LabelTopologyZone: o.Zone, nsv1.LabelCapacityType: o.CapacityType, nsv1.LabelNodePool: np.Name}
@@ -599,4 +481,45 @@ func podSpotOptions(in Input, np *NodePool, p *corev1.Pod) int {
 		}
 	}
 	return n
+}
+
+// ceilingViolations checks a claim's options against its price ceiling
+// (the pool's, the solve's or 2×): past it, a list may only carry the
+// spot options the floor of 15 still needs, and, in pools with minValues,
+// one option per value those need.
+func ceilingViolations(in Input, np *NodePool, c *ClaimPlan) []string {
+	ceiling := 2.0
+	if in.Options.OptionPriceCeiling > 0 {
+		ceiling = max(1, in.Options.OptionPriceCeiling)
+	}
+	if np.OptionPriceCeiling > 0 {
+		ceiling = max(1, np.OptionPriceCeiling)
+	}
+	floor := DefaultMinSpotOptions
+	if in.Options.MinSpotOptions > 0 {
+		floor = in.Options.MinSpotOptions
+	}
+	limit := ceiling * c.Options[0].Price * (1 + 1e-9)
+	spotWithin, above := 0, 0
+	for _, o := range c.Options {
+		switch {
+		case o.Price > limit:
+			above++
+		case o.CapacityType == nsv1.CapacityTypeSpot:
+			spotWithin++
+		}
+	}
+	allowed := 0
+	if c.Options[0].CapacityType == nsv1.CapacityTypeSpot {
+		allowed = max(0, floor-spotWithin)
+	}
+	for _, r := range np.Requirements.NodeSelectorRequirements() {
+		if req := np.Requirements.Get(r.Key); req != nil && req.MinValues != nil {
+			allowed += *req.MinValues
+		}
+	}
+	if above > allowed {
+		return []string{fmt.Sprintf("claim %s lists %d options above %.2f× its cheapest, only %d needed for its floors", c.Name, above, ceiling, allowed)}
+	}
+	return nil
 }

@@ -24,8 +24,12 @@ type podClass struct {
 	variants []*variant
 	// matches lists the topology groups whose selector counts this class.
 	matches []int
-	// matchZone reports whether any zone-keyed group counts or constrains the class.
+	// zoneRelevant reports whether any zone-keyed group counts or constrains the class.
 	zoneRelevant bool
+	// balanced lists the balanced zone groups that count the class.
+	balanced []*group
+	// affine: the class has a required pod affinity term.
+	affine bool
 }
 
 type hostPort struct {

@@ -30,15 +30,37 @@
 //     instance-type labels filter types into a bitset; other keys must be
 //     offered by the pool's labels or requirements; one pod must fit the
 //     type's allocatable minus the DaemonSet overhead of that pool and type.
-//     The first failing check becomes the explanation.
-//  4. Topology. Spread, affinity and anti-affinity terms become groups
-//     counted per zone and per node/claim. Zone-scoped classes get per-zone
-//     quotas before packing (water-filling within maxSkew against the minimum
-//     over every zone where a node matching the pod's affinity exists or
-//     could be launched, minDomains honoured; anti-affinity and the symmetric
-//     check forbid zones; self-affinity picks the cheapest zone). Hostname
-//     rules are checked per node as pods are added. After packing, zone
-//     spread is re-checked and pods are taken back if a zone fell short.
+//     The first failing check becomes the explanation. Classes with the
+//     same node requirements, tolerations and requests share one fit.
+//  4. Topology (balance.go, topology.go). Spread, affinity and
+//     anti-affinity terms become groups counted per zone and per
+//     node/claim; every pod a group's selector matches counts in it —
+//     pending, planned, on existing nodes and in-flight claims — as
+//     kube-scheduler counts it. kube-scheduler binds pods one at a time
+//     in an order we do not control and ignores nominations, so a plan
+//     must be valid in its final state, each pod judged as if bound last:
+//     - zone groups some pending pod spreads over (required) are
+//     balanced: every pod they count, whatever its own rules, gets a
+//     zone quota that keeps the group within its smallest maxSkew over
+//     the union of the spreading pods' domains (every zone where a node
+//     matching their node affinity exists or could be launched, minDomains
+//     honoured). Classes bound to few zones are planned first, the rest
+//     water-fill the emptiest zones, classes following other pods (pod
+//     affinity) last; a repair pass moves quotas of freely placed pods
+//     from a group's fullest zone to its emptiest. A spreading pod may
+//     then sit in any zone, and the emptiest zone has room for it;
+//     - zone anti-affinity and the symmetric check forbid zones, at
+//     planning and again at placement; zone self-affinity picks the
+//     cheapest zone (the least planned among equals);
+//     - a node or claim remembers the hostname spreads of the pods on it,
+//     so no pod the selector matches can push one past its maxSkew (the
+//     minimum over nodes is taken as 0); hostname anti-affinity is
+//     checked both ways as pods are added;
+//     - after packing, pods are taken back where the final state still
+//     breaks a rule: the newest pod a balanced group counts in a zone
+//     ahead of its emptiest by more than maxSkew, and pods whose
+//     affinity targets were not placed; they are reported unschedulable.
+//     Pods a zone rule counts go only to claims pinned to one zone.
 //  5. Existing capacity first: first fit over registered nodes, then
 //     in-flight claims.
 //  6. Packing new claims, per pool:
@@ -68,6 +90,9 @@
 //     needs) is the fallback. Claims are filled by the dot-product
 //     heuristic: the next pod is the one whose normalised request best
 //     matches the claim's free capacity, so cpu and memory fill together.
+//     Both score each distinct request once, not each class: a workload
+//     whose labels and selectors vary has thousands of classes of a pod
+//     or two, and a scan per pod added would be quadratic.
 //     New claims are only sized from zones where the anchor class still
 //     has spread quota, so a type missing from some zones cannot strand
 //     a zone's share. The target type only bounds a claim's size: the
@@ -100,22 +125,31 @@
 //     Each move is kept only when the cost drops. Only pods without
 //     topology constraints, host ports or zone quotas move: placing one
 //     records nothing, so a move is undone exactly.
-//  8. Shrinking and options. Each claim launches as the cheapest type that
-//     holds its pods plus DaemonSet overhead; its options are every fitting
-//     (type, zone, capacity type) in its allowed slots, cheapest first, at
-//     most MaxOptionsPerClaim (the cut keeps the cheapest option of each
-//     value minValues needs). Only the cheapest option's capacity type is
-//     listed (the next one when its options miss a minValues): spot when
-//     the pool allows it and it is cheaper; the provider
-//     falls back to on-demand itself when spot is short (ICE), and the next
-//     solve sees the ICE cache.
-//  9. Limits are pessimistic: a claim counts the largest capacity among its
-//     options, so whichever option launches, the pool stays within its
-//     limits; options that would break the limit are dropped. In a pool
-//     with limits a claim keeps the cheapest options up to its floors and
-//     then only options no larger than those, and packing charges each
-//     claim that capacity (not its cheapest type's), so the budget left at
-//     plan time does not trim a claim below its floors.
+//  8. Shrinking and options (options.go). Each claim launches as the
+//     cheapest type that holds its pods plus DaemonSet overhead; its
+//     options are the fitting (type, zone, capacity type) in its allowed
+//     slots, cheapest first, priced at most OptionPriceCeiling (default
+//     2×, or the NodePool's optionPriceCeilingPercent) times the cheapest
+//     — price-capacity-optimized may launch any of them — widened past
+//     the ceiling only as far as the spot-option floor and minValues
+//     need, then cut to MaxOptionsPerClaim (the cut keeps the cheapest
+//     option of each value minValues needs). Only the cheapest option's
+//     capacity type is listed (the next one when its options miss a
+//     minValues): spot when the pool allows it and it is cheaper; the
+//     provider falls back to on-demand itself when spot is short (ICE),
+//     and the next solve sees the ICE cache.
+//  9. Limits (limits.go). A claim may launch any of its options, so it is
+//     charged for the largest it keeps. While packing, a claim is charged
+//     for its cheapest type and the options minValues makes it keep (a
+//     requirement of the pool), never for spot options, so what fits in
+//     the limit is not refused; at plan time each claim keeps the options
+//     within that charge plus a share of the limit's slack, in proportion
+//     to its charge, and counts the largest it keeps. When pending
+//     requests reach 70% of a limit's headroom, types are chosen by the
+//     share of the headroom a claim sized to them is charged (price breaks
+//     ties: less overhead, shapes that fit the pods, no oversized minValues
+//     options) and the pods using least of the limit are packed first, so
+//     the limit holds as many pods as it can.
 //
 // Two lower bounds measure plans (lowerbound.go). CostLowerBound is the LP
 // relaxation of cpu+memory covering; on real catalogs it is far below any
@@ -130,5 +164,10 @@
 // Known limits: topology keys other than hostname and zone are not
 // supported for required constraints (the pod is reported unschedulable);
 // namespace selectors in pod affinity terms are read as "all namespaces";
-// at most 64 (zone, capacity type) pairs per solve.
+// a zone spread counts matching pods on every node, not only on nodes
+// that match the spreading pod's own node affinity (kube-scheduler's
+// nodeAffinityPolicy Honor), so a spreading pod whose node affinity
+// excludes nodes the group's other pods use may be judged on a minimum
+// kube-scheduler does not see; at most 64 (zone, capacity type) pairs per
+// solve.
 package scheduling

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"fmt"
 	"math/bits"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,58 @@ type poolFit struct {
 	// domainSlots are the slots of every type whose labels match, whether or
 	// not a pod fits: nodes there are spread domains all the same.
 	domainSlots uint64
+}
+
+// cachedFit is fitPool shared by every class variant with the same node
+// requirements, tolerations and requests: a fit depends on nothing else,
+// and workloads whose pods differ only in labels and topology rules have
+// thousands of classes but a few dozen fits. Sharing also lets the packer
+// treat such classes alike (see fillIndex).
+func (s *solver) cachedFit(c *podClass, v *variant, p *pool) *poolFit {
+	if s.fitCache == nil {
+		s.fitCache = map[string]*poolFit{}
+	}
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(p.idx))
+	b.WriteByte('|')
+	b.WriteString(v.unsupported)
+	b.WriteByte('|')
+	for _, x := range c.req {
+		b.WriteString(strconv.FormatInt(x, 36))
+		b.WriteByte(',')
+	}
+	b.WriteByte('|')
+	for _, k := range v.reqs.Keys() {
+		for _, r := range v.reqs[k].selectorRequirements() {
+			b.WriteString(r.Key)
+			b.WriteByte(' ')
+			b.WriteString(string(r.Operator))
+			for _, val := range r.Values {
+				b.WriteByte(' ')
+				b.WriteString(val)
+			}
+			b.WriteByte(';')
+		}
+		b.WriteByte('/')
+	}
+	b.WriteByte('|')
+	for _, t := range c.rep.Spec.Tolerations {
+		b.WriteString(t.Key)
+		b.WriteByte('|')
+		b.WriteString(string(t.Operator))
+		b.WriteByte('|')
+		b.WriteString(t.Value)
+		b.WriteByte('|')
+		b.WriteString(string(t.Effect))
+		b.WriteByte(';')
+	}
+	key := b.String()
+	if f, ok := s.fitCache[key]; ok {
+		return f
+	}
+	f := s.fitPool(c, v, p)
+	s.fitCache[key] = f
+	return f
 }
 
 // fitPool evaluates a class variant against a pool: taints, the pod's node

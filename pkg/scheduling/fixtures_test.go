@@ -67,9 +67,10 @@ var (
 	benchMems = []string{"100Mi", "256Mi", "512Mi", "1024Mi", "2048Mi", "4096Mi"}
 )
 
-// mixedPods builds the "diverse" benchmark workload: five equal groups —
-// plain, zone spread, hostname spread, zone self-affinity and hostname
-// anti-affinity — with requests drawn from a fixed seed.
+// mixedPods builds the earlier, self-selecting benchmark workload: five
+// equal groups — plain, zone spread, hostname spread, zone self-affinity
+// and hostname anti-affinity — each selecting only its own pods, with
+// requests drawn from a fixed seed.
 func mixedPods(n int, seed int64) []*corev1.Pod {
 	r := rand.New(rand.NewSource(seed))
 	out := make([]*corev1.Pod, 0, n)
@@ -101,6 +102,87 @@ func mixedPods(n int, seed int64) []*corev1.Pod {
 			}}}}
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// karpenterPods builds the workload of Karpenter's scheduling benchmark
+// (makeDiversePods), draw for draw in its order: five blocks of n/5 pods —
+// plain, zone spread, hostname spread, zone self-affinity, hostname
+// anti-affinity — and plain pods for the remainder. Plain and spread pods
+// carry my-label=<a..g>; a spread pod's selector draws its own
+// my-label=<a..g>, independently of the pod's label, so it also counts
+// plain pods and the other spread kind. Affinity pods carry only
+// my-affininity=<a..g> (Karpenter's spelling) and select it; anti-affinity
+// pods carry app=nginx and select it.
+func karpenterPods(n int, seed int64) []*corev1.Pod {
+	return diversePods(n, seed, false)
+}
+
+// crossPods is karpenterPods with my-label=<a..g> on every pod (the
+// affinity and anti-affinity pods too), so every spread selector also
+// counts pods that are bound to one zone or one per node.
+func crossPods(n int, seed int64) []*corev1.Pod {
+	return diversePods(n, seed, true)
+}
+
+func diversePods(n int, seed int64, labelAll bool) []*corev1.Pod {
+	r := rand.New(rand.NewSource(seed))
+	value := func() string { return []string{"a", "b", "c", "d", "e", "f", "g"}[r.Intn(7)] }
+	out := make([]*corev1.Pod, 0, n)
+	add := func(lbls map[string]string, shape func(p *corev1.Pod)) {
+		// The draw order is Karpenter's: labels, constraint, cpu, memory.
+		var p *corev1.Pod
+		hold := &corev1.Pod{}
+		shape(hold)
+		cpu, mem := benchCPUs[r.Intn(len(benchCPUs))], benchMems[r.Intn(len(benchMems))]
+		p = pod(fmt.Sprintf("pod-%05d", len(out)), cpu, mem)
+		p.Labels = lbls
+		p.Spec.TopologySpreadConstraints = hold.Spec.TopologySpreadConstraints
+		p.Spec.Affinity = hold.Spec.Affinity
+		if labelAll {
+			if _, ok := lbls["my-label"]; !ok {
+				p.Labels["my-label"] = value()
+			}
+		}
+		out = append(out, p)
+	}
+	spread := func(key string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+				MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: corev1.DoNotSchedule,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"my-label": value()}},
+			}}
+		}
+	}
+	plain := func(*corev1.Pod) {}
+	k := n / 5
+	for i := 0; i < k; i++ {
+		add(map[string]string{"my-label": value()}, plain)
+	}
+	for i := 0; i < k; i++ {
+		add(map[string]string{"my-label": value()}, spread(corev1.LabelTopologyZone))
+	}
+	for i := 0; i < k; i++ {
+		add(map[string]string{"my-label": value()}, spread(corev1.LabelHostname))
+	}
+	for i := 0; i < k; i++ {
+		lbls := map[string]string{"my-affininity": value()}
+		add(lbls, func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				TopologyKey: corev1.LabelTopologyZone, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"my-affininity": lbls["my-affininity"]}},
+			}}}}
+		})
+	}
+	for i := 0; i < k; i++ {
+		add(map[string]string{"app": "nginx"}, func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}},
+			}}}}
+		})
+	}
+	for len(out) < n {
+		add(map[string]string{"my-label": value()}, plain)
 	}
 	return out
 }

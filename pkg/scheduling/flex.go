@@ -504,33 +504,25 @@ func (b *bin) charged() vec {
 }
 
 // limitCharge is the capacity a claim of b plus one pod of request req
-// will count against the pool's limits: the largest capacity among the
-// cheapest types that hold it until the floors are met (what
-// limitOptions keeps), at least the capacity of its cheapest type cur.
+// is charged against the pool's limits while packing: the capacity of its
+// cheapest type cur, or, when the pool has minValues, the largest
+// capacity among the cheapest types that hold it until every minValues is
+// met — a claim must keep those options whatever the limit, so the limit
+// must hold them. The spot-option floor is not charged: what fits in the
+// limit is never refused to keep spot options, which the claim keeps at
+// plan time as far as the limit's slack allows (see buildClaims).
 func (s *solver) limitCharge(b *bin, f *poolFit, mask uint64, req vec, cur int) vec {
 	p := b.p
 	out := p.types[cur].capacity.clone()
-	need := b.flex.needOpts
-	spot := mask & s.spot
-	if spot == 0 || need < 0 {
-		need = 0
-	}
 	needMV := b.flex.needMV
-	if need == 0 && allAtMostOne(needMV) {
+	if allAtMostOne(needMV) {
 		return out
 	}
 	used := b.used.clone()
 	used.add(req)
-	opts := 0
 	seen := make([][]int, len(p.mv))
-	var zones []uint64
-	if len(p.mv) > 0 {
-		zones = make([]uint64, len(p.mv))
-	}
+	zones := make([]uint64, len(p.mv))
 	met := func() bool {
-		if opts < need {
-			return false
-		}
 		for i, k := range p.mv {
 			if k.zone && bits.OnesCount64(zones[i]) < needMV[i] || !k.zone && len(seen[i]) < needMV[i] {
 				return false
@@ -543,7 +535,6 @@ func (s *solver) limitCharge(b *bin, f *poolFit, mask uint64, req vec, cur int) 
 		if !b.types.has(ti) || !f.types.has(ti) || pt.slots&mask == 0 || !used.fits(pt.alloc) {
 			continue
 		}
-		opts += bits.OnesCount64(pt.slots & spot)
 		for i, k := range p.mv {
 			if k.zone {
 				for m := pt.slots & mask; m != 0; m &= m - 1 {

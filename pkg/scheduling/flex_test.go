@@ -238,10 +238,12 @@ func containsText(xs []string, sub string) bool {
 	return false
 }
 
-// TestSolveLimitsKeepFloors: in a pool with limits, claims are charged for
-// the options they keep, so none is cut below its floors at plan time and
-// pods that do not fit are refused for the limit, never for minValues.
-func TestSolveLimitsKeepFloors(t *testing.T) {
+// TestSolveLimitsPlacePodsFirst: in a pool with limits, a claim is charged
+// for its cheapest type and the options minValues needs, so what fits in
+// the limit is placed (54 of these 100 pods were refused when claims were
+// charged for 15 spot options); minValues is never given up, and the spot
+// floor only where the limit has no slack left for it.
+func TestSolveLimitsPlacePodsFirst(t *testing.T) {
 	zones3 := []string{"z-a", "z-b", "z-c"}
 	var types []*catalog.InstanceType
 	for i, f := range []string{"a", "b", "c", "d", "e", "f"} {
@@ -255,29 +257,41 @@ func TestSolveLimitsKeepFloors(t *testing.T) {
 			types = append(types, it)
 		}
 	}
-	np := minValuesPool(types, []string{"a", "b", "c", "d", "e", "f"}, 3)
-	np.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200"), corev1.ResourceMemory: resource.MustParse("600Gi")}
-	in := Input{Pods: pods(100, "w", "1500m", "1Gi"), NodePools: []*NodePool{np}}
-	plan, err := Solve(in)
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name      string
+		cpu, mem  string
+		minPlaced int
+		spotFloor bool // every claim keeps 15 spot options
+	}{
+		{"tight limit: pods first", "200", "600Gi", 93, false},
+		{"loose limit: every floor kept", "400", "2000Gi", 100, true},
 	}
-	if len(plan.NewClaims) == 0 {
-		t.Fatal("no claim planned")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			np := minValuesPool(types, []string{"a", "b", "c", "d", "e", "f"}, 3)
+			np.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(tc.cpu), corev1.ResourceMemory: resource.MustParse(tc.mem)}
+			in := Input{Pods: pods(100, "w", "1500m", "1Gi"), NodePools: []*NodePool{np}}
+			plan, err := Solve(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := plan.PodCount(); n < tc.minPlaced {
+				t.Errorf("%d pods placed, want at least %d", n, tc.minPlaced)
+			}
+			for _, u := range plan.Unschedulable {
+				if !strings.Contains(u.Reason, "limit") {
+					t.Errorf("pod refused for something else than the limit: %s", u.Reason)
+				}
+			}
+			for _, c := range plan.NewClaims {
+				if n := spotOptions(c); tc.spotFloor && n < 15 {
+					t.Errorf("claim %s has %d spot options, want at least 15", c.Name, n)
+				}
+				if n := distinct(c, func(o LaunchOption) string { return o.InstanceType.Labels[familyKey] }); n < 3 {
+					t.Errorf("claim %s spans %d families, want 3", c.Name, n)
+				}
+			}
+			checkPlan(t, in, plan)
+		})
 	}
-	for _, u := range plan.Unschedulable {
-		if strings.Contains(u.Reason, "minValues") {
-			t.Errorf("pod refused for minValues: %s", u.Reason)
-		}
-	}
-	for _, c := range plan.NewClaims {
-		if n := spotOptions(c); n < 15 {
-			t.Errorf("claim %s has %d spot options, want at least 15", c.Name, n)
-		}
-		if n := distinct(c, func(o LaunchOption) string { return o.InstanceType.Labels[familyKey] }); n < 3 {
-			t.Errorf("claim %s spans %d families, want 3", c.Name, n)
-		}
-	}
-	checkPlan(t, in, plan)
-	t.Logf("%d claims, %d pods refused (limits)", len(plan.NewClaims), len(plan.Unschedulable))
 }

@@ -44,7 +44,7 @@ func (s *solver) seedFromLP(p *pool, rest []*item) []*bin {
 		if !s.withinLimits(p, pt) {
 			continue
 		}
-		t := &boundType{name: pt.it.Name, cpu: float64(pt.alloc[dimCPU]), mem: float64(pt.alloc[dimMemory]), pods: float64(pt.alloc[dimPods]), price: pt.minPrice, fits: make([]bool, len(its))}
+		t := &boundType{name: pt.it.Name, cpu: float64(pt.alloc[dimCPU]), mem: float64(pt.alloc[dimMemory]), pods: float64(pt.alloc[dimPods]), price: p.typeCost(ti, pt.minPrice), fits: make([]bool, len(its))}
 		if t.cpu <= 0 || t.mem <= 0 || t.pods < 1 {
 			continue
 		}

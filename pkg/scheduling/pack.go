@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
@@ -228,6 +229,7 @@ func (s *solver) closeEmpty(b *bin) {
 // to bins of the best-value type for the remaining demand, filled with the
 // dot-product heuristic so cpu and memory fill together.
 func (s *solver) pack(p *pool, items []*item) {
+	s.enterLimitMode(p, items)
 	var seeds, rest []*item
 	for _, it := range items {
 		if it.v.hostScoped || len(it.c.ports) > 0 {
@@ -238,9 +240,12 @@ func (s *solver) pack(p *pool, items []*item) {
 	}
 	first := len(s.bins)
 	// Bins of this pool from earlier rounds take what fits first.
-	for _, b := range s.bins {
-		if b.p == p {
-			s.fill(b, items, false)
+	if first > 0 {
+		all := newFillIndex(items)
+		for _, b := range s.bins {
+			if b.p == p {
+				s.fill(b, all, false)
+			}
 		}
 	}
 	firstSeeded := len(s.bins)
@@ -294,13 +299,14 @@ func (s *solver) pack(p *pool, items []*item) {
 		}
 		resume[key] = cursor
 	}
+	fx := newFillIndex(rest)
 	for i := firstSeeded; i < len(s.bins); i++ {
-		s.fill(s.bins[i], rest, true)
+		s.fill(s.bins[i], fx, true)
 	}
 	// The LP's fills first, topped up with what they leave over; the
 	// value-driven greedy packer below takes the rest.
 	for _, b := range s.seedFromLP(p, rest) {
-		s.fill(b, rest, true)
+		s.fill(b, fx, true)
 	}
 	last := targetChoice{target: -1}
 	for {
@@ -319,7 +325,7 @@ func (s *solver) pack(p *pool, items []*item) {
 			anchor.dead = true
 			continue
 		}
-		target := s.chooseByValue(p, anchor, rest, &last)
+		target := s.chooseByValue(p, anchor, fx, &last)
 		if target < 0 {
 			target = s.chooseTarget(p, anchor, rest)
 		}
@@ -334,7 +340,7 @@ func (s *solver) pack(p *pool, items []*item) {
 			anchor.dead = true
 			continue
 		}
-		s.fill(b, rest, false)
+		s.fill(b, fx, false)
 	}
 	for _, it := range items {
 		it.dead = false
@@ -353,36 +359,128 @@ func seedKey(it *item) int {
 	return -1 - it.c.id
 }
 
+// fillIndex groups items by request, so fill scores each distinct shape
+// once instead of every item: with thousands of small classes (every
+// combination of labels and selectors is one) a per-item scan for every
+// pod added is quadratic.
+type fillIndex struct {
+	items  []*item
+	shapes [][]int // item indices per distinct request, in item order
+	// groups are items alike for value sizing (target.go): same request,
+	// same fit, same zone relevance, seeds apart.
+	groups  []simGroup
+	groupOf map[*item]int
+	// tried marks items that failed for the bin being filled (gen).
+	tried []uint32
+	gen   uint32
+}
+
+type simGroup struct {
+	members []int // item indices
+	rep     int   // the first member
+	seed    bool  // a pod per node (hostname rules, host ports): not simulated
+}
+
+func newFillIndex(items []*item) *fillIndex {
+	fx := &fillIndex{items: items, tried: make([]uint32, len(items)), groupOf: make(map[*item]int, len(items))}
+	byReq := map[string]int{}
+	type groupKey struct {
+		shape      int
+		f          *poolFit
+		zone, seed bool
+	}
+	byGroup := map[groupKey]int{}
+	var key []byte
+	for i, it := range items {
+		key = key[:0]
+		for _, x := range it.c.req {
+			key = binary.AppendVarint(key, x)
+		}
+		k, ok := byReq[string(key)]
+		if !ok {
+			k = len(fx.shapes)
+			byReq[string(key)] = k
+			fx.shapes = append(fx.shapes, nil)
+		}
+		fx.shapes[k] = append(fx.shapes[k], i)
+		gk := groupKey{shape: k, f: it.f, zone: it.c.zoneRelevant, seed: it.v.hostScoped || len(it.c.ports) > 0}
+		g, ok := byGroup[gk]
+		if !ok {
+			g = len(fx.groups)
+			byGroup[gk] = g
+			fx.groups = append(fx.groups, simGroup{rep: i, seed: gk.seed})
+		}
+		fx.groups[g].members = append(fx.groups[g].members, i)
+		fx.groupOf[it] = g
+	}
+	return fx
+}
+
+// groupLeft is the pending pods of group g's live items, and whether any
+// of its items is live.
+func (fx *fillIndex) groupLeft(g int) (int64, bool) {
+	var n int64
+	live := false
+	for _, m := range fx.groups[g].members {
+		if it := fx.items[m]; !it.dead {
+			live = true
+			n += int64(len(it.st.left))
+		}
+	}
+	return n, live
+}
+
 // fill adds pods to b, each time the one whose size best matches the bin's
-// free capacity (largest dot product of normalised request and free space),
-// until nothing fits. capToCur keeps the bin within its current cheapest type.
-func (s *solver) fill(b *bin, items []*item, capToCur bool) {
-	dead := make([]bool, len(items))
+// free capacity (largest dot product of normalised request and free space;
+// at equal scores the earliest item), until nothing fits. capToCur keeps
+// the bin within its current cheapest type.
+func (s *solver) fill(b *bin, fx *fillIndex, capToCur bool) {
+	fx.gen++
+	if fx.gen == 0 {
+		clear(fx.tried)
+		fx.gen = 1
+	}
+	var curBuf [32]int
+	cursor := curBuf[:0]
+	if len(fx.shapes) > len(curBuf) {
+		cursor = make([]int, 0, len(fx.shapes))
+	}
+	cursor = cursor[:len(fx.shapes)]
 	for {
 		limitType := b.target
 		if capToCur && b.cur >= 0 {
 			limitType = b.cur
 		}
 		alloc := b.p.types[limitType].alloc
-		best, bestScore := -1, -1.0
-		for i, it := range items {
-			if dead[i] || len(it.st.left) == 0 {
+		best, bestFirst, bestScore := -1, 0, -1.0
+		for k, shape := range fx.shapes {
+			c := cursor[k]
+			for c < len(shape) {
+				i := shape[c]
+				if fx.tried[i] != fx.gen && len(fx.items[i].st.left) > 0 {
+					break
+				}
+				c++
+			}
+			cursor[k] = c
+			if c == len(shape) {
 				continue
 			}
+			it := fx.items[shape[c]]
 			if !b.used.fitsWith(it.c.req, alloc) {
-				dead[i] = true
+				cursor[k] = len(shape) // the bin only grows
 				continue
 			}
 			score := fillScore(it, b.used, alloc)
-			if score > bestScore {
-				best, bestScore = i, score
+			if score > bestScore || score == bestScore && shape[c] < bestFirst {
+				best, bestFirst, bestScore = k, shape[c], score
 			}
 		}
 		if best < 0 {
 			return
 		}
-		if !s.tryAdd(b, items[best], capToCur) {
-			dead[best] = true
+		if !s.tryAdd(b, fx.items[bestFirst], capToCur) {
+			fx.tried[bestFirst] = fx.gen
 		}
 	}
 }
@@ -447,7 +545,7 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 		if n < 16 {
 			n = math.Ceil(n - 1e-9)
 		}
-		cost := price * n
+		cost := p.typeCost(ti, price) * n
 		if cost < bestCost*(1-1e-9) || cost <= bestCost*(1+1e-9) && ratio < bestRatio {
 			best, bestCost, bestRatio = ti, cost, ratio
 		}

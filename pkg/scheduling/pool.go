@@ -61,10 +61,16 @@ type pool struct {
 	slots    uint64
 	limit    vec // -1 where unlimited
 	used     vec // launched + planned capacity
-	hasLimit bool
-	dropped  string         // why the pool's requirements leave no type, if so
-	bySize   []int          // type indices, largest allocatable first
-	mv       []minValuesKey // requirements with minValues > 1
+	launched vec // capacity launched before this solve
+	// limitMode: this pack call chooses types by limit share (limits.go).
+	limitMode   bool
+	limitShare  []float64 // by type index
+	priceWeight float64
+	chargeEst   []vec // chargeEstimate by type index, filled on first use
+	hasLimit    bool
+	dropped     string         // why the pool's requirements leave no type, if so
+	bySize      []int          // type indices, largest allocatable first
+	mv          []minValuesKey // requirements with minValues > 1
 	// flexTarget[ti]: a bin filled to type ti keeps its spot options and
 	// minValues; flexTargetZone is the same within one zone.
 	flexTarget, flexTargetZone []bool
@@ -125,6 +131,7 @@ func (s *solver) buildPools() error {
 				p.used[j] = quantityValue(name, q)
 			}
 		}
+		p.launched = p.used.clone()
 		s.nodeLimit = append(s.nodeLimit, -1)
 		s.nodesUsed = append(s.nodesUsed, 0)
 		if q, ok := np.Limits[nsv1.ResourceNodes]; ok {

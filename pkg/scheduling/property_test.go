@@ -90,6 +90,11 @@ func randomPools(r *rand.Rand, types []*catalog.InstanceType) []*NodePool {
 	return out
 }
 
+// randomPods draws classes of pods. Every pod carries app=app-<class> and
+// tier=<t0..t2>; a class's topology selector picks its own app, another
+// class's app or a tier, so selectors also count pods of other classes
+// (plain ones, spreading ones, ones bound to a zone or a node) as they do
+// in real clusters.
 func randomPods(r *rand.Rand) []*corev1.Pod {
 	nClasses := 1 + r.Intn(8)
 	var out []*corev1.Pod
@@ -98,12 +103,21 @@ func randomPods(r *rand.Rand) []*corev1.Pod {
 		cpu := []string{"50m", "250m", "900m", "1500m", "3"}[r.Intn(5)]
 		mem := []string{"64Mi", "512Mi", "2Gi", "6Gi"}[r.Intn(4)]
 		app := fmt.Sprintf("app-%d", c)
+		tier := fmt.Sprintf("t%d", r.Intn(3))
 		kind := r.Intn(11)
 		skew := int32(1 + r.Intn(2))
+		selLabels := map[string]string{"app": app}
+		switch r.Intn(3) {
+		case 1:
+			selLabels = map[string]string{"app": fmt.Sprintf("app-%d", r.Intn(nClasses))}
+		case 2:
+			selLabels = map[string]string{"tier": fmt.Sprintf("t%d", r.Intn(3))}
+		}
 		for i := 0; i < count; i++ {
 			p := pod(fmt.Sprintf("c%d-p%d", c, i), cpu, mem)
 			p.Labels["app"] = app
-			sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+			p.Labels["tier"] = tier
+			sel := &metav1.LabelSelector{MatchLabels: selLabels}
 			switch kind {
 			case 1:
 				p.Spec.NodeSelector = map[string]string{corev1.LabelArchStable: "arm64"}
@@ -147,6 +161,7 @@ func randomNodes(r *rand.Rand, types []*catalog.InstanceType) []*ExistingNode {
 		for j := 0; j < r.Intn(3); j++ {
 			p := pod(fmt.Sprintf("existing-%d-%d", i, j), "100m", "128Mi")
 			p.Labels["app"] = "existing"
+			p.Labels["tier"] = fmt.Sprintf("t%d", r.Intn(3))
 			n.Pods = append(n.Pods, p)
 		}
 		out = append(out, n)
@@ -154,8 +169,9 @@ func randomNodes(r *rand.Rand, types []*catalog.InstanceType) []*ExistingNode {
 	return out
 }
 
-// TestSolvePlansNeverViolateConstraints solves random (seeded) workloads,
-// catalogs, pools and clusters and re-checks every placement.
+// TestSolvePlansNeverViolateConstraints solves random (seeded) workloads
+// with cross-matching selectors, catalogs, pools and clusters and
+// re-checks the final state of every placement.
 func TestSolvePlansNeverViolateConstraints(t *testing.T) {
 	iterations := 300
 	if testing.Short() {

@@ -228,6 +228,7 @@ func (s *solver) replace(p *pool, b *bin, free []*item, byClass map[*podClass]*i
 	s.bins = kept
 	spent := 0.0
 	last := targetChoice{target: -1}
+	fx := newFillIndex(free)
 	for spent < old {
 		var anchor *item
 		for _, it := range free {
@@ -245,7 +246,7 @@ func (s *solver) replace(p *pool, b *bin, free []*item, byClass map[*podClass]*i
 				target = anchor.short[0]
 			}
 		} else {
-			target = s.chooseByValueBelow(p, anchor, free, &last, old)
+			target = s.chooseByValueBelow(p, anchor, fx, &last, old)
 		}
 		if target < 0 {
 			anchor.dead = true
@@ -257,7 +258,7 @@ func (s *solver) replace(p *pool, b *bin, free []*item, byClass map[*podClass]*i
 			anchor.dead = true
 			continue
 		}
-		s.fill(nb, free, false)
+		s.fill(nb, fx, false)
 		spent += s.binCost(nb)
 	}
 	for i, it := range free {

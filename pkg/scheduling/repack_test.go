@@ -176,6 +176,7 @@ func TestSolveRealCatalogNearPackingBound(t *testing.T) {
 		{"plain 1000", plainPods(1000, 42), 1.05},
 		{"plain 5000", plainPods(5000, 42), 1.05},
 		{"mixed 1000", mixedPods(1000, 42), 1.5},
+		{"karpenter-shaped 1000", karpenterPods(1000, 42), 1.65},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -197,6 +197,17 @@ func (d *dims) containerRequests(c *corev1.Container, into vec) {
 // extendedNames lists the non-base resource names a pod asks for.
 func extendedNames(p *corev1.Pod, seen map[corev1.ResourceName]struct{}) {
 	add := func(l corev1.ResourceList) {
+		// Most pods ask for cpu and memory only: a few lookups rule that
+		// out without walking the map.
+		known := 0
+		for _, n := range [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage} {
+			if _, ok := l[n]; ok {
+				known++
+			}
+		}
+		if known == len(l) {
+			return
+		}
 		for name := range l {
 			switch name {
 			case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage:

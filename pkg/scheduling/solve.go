@@ -28,10 +28,15 @@ type solver struct {
 	daemons   []*daemon
 	classes   []*podClass
 	nodes     []*nodeState
+	nodeIndex map[string]*nodeState // by name, built on first use
 	bins      []*bin
 	noms      []Nomination
 	state     map[*podClass]*classState
 	classOf   map[*corev1.Pod]*podClass
+	zoneLoad  []int32 // pods given a zone quota, per zone
+	fitCache  map[string]*poolFit
+	failed    []PodError
+	dropped   []*bin // bins emptied because they could not become claims
 }
 
 // classState is a class's progress through the solve.
@@ -40,7 +45,12 @@ type classState struct {
 	quota []int32 // per zone: -1 unlimited, else pods the zone may still take; nil when zone-free
 	// planned marks quotas that were also added to group.planned.
 	planned bool
-	why     []string
+	// allowed is the zones the class may use this round (as quota: -1
+	// unlimited, 0 forbidden), kept for the balance repair; nAllowed
+	// counts them.
+	allowed  []int32
+	nAllowed int
+	why      []string
 }
 
 // nodeState is an existing node or in-flight claim as the solver sees it.
@@ -66,7 +76,6 @@ func Solve(in Input) (*Plan, error) {
 	for r := 0; r < rounds; r++ {
 		s.round(r)
 	}
-	s.reconcileSpread()
 	return s.plan(), nil
 }
 
@@ -106,6 +115,7 @@ func (s *solver) prepare() error {
 	}
 	sort.Strings(zones)
 	s.topo = newTopology(zones)
+	s.zoneLoad = make([]int32, len(zones))
 	s.slots = slots{ix: map[[2]string]int{}}
 	s.buildDaemons(s.in.DaemonSets)
 	if err := s.buildPools(); err != nil {
@@ -162,6 +172,7 @@ func (s *solver) prepare() error {
 			}
 		}
 	}
+	s.markBalanced()
 	return s.buildNodes()
 }
 
@@ -262,13 +273,12 @@ func (s *solver) round(r int) {
 		if v.fits == nil {
 			v.fits = make([]*poolFit, len(s.pools))
 			for i, p := range s.pools {
-				v.fits[i] = s.fitPool(c, v, p)
+				v.fits[i] = s.cachedFit(c, v, p)
 			}
 		}
-		if c.zoneRelevant {
-			s.planZones(c, v)
-		}
 	}
+	s.widenDomains(active, r)
+	s.planRound(active, r)
 	for _, c := range active {
 		s.placeOnNodes(c, c.variants[r])
 	}
@@ -289,7 +299,7 @@ func (s *solver) round(r int) {
 	}
 	for _, c := range active {
 		st := s.state[c]
-		st.quota, st.planned = nil, false
+		st.quota, st.planned, st.allowed = nil, false, nil
 	}
 }
 
@@ -360,6 +370,11 @@ func (s *solver) canHost(c *podClass, v *variant, h *host, z int) bool {
 	}
 	for _, k := range v.constraints {
 		g := k.g
+		if g.scope == scopeZone && k.kind == kindAntiAffinity && z >= 0 && g.zone[z] > 0 {
+			// Quotas were planned before pods the term matches were
+			// given theirs; whichever is placed first keeps the zone.
+			return false
+		}
 		if g.scope != scopeHostname {
 			continue
 		}
@@ -385,16 +400,14 @@ func (s *solver) canHost(c *podClass, v *variant, h *host, z int) bool {
 	}
 	for _, gi := range c.matches {
 		g := s.topo.groups[gi]
-		if !g.hasOwner {
-			continue
-		}
 		switch g.scope {
 		case scopeHostname:
-			if _, owners := h.count(gi); owners > 0 {
+			hc := h.get(gi)
+			if hc.owners > 0 || hc.limit > 0 && hc.n+1 > hc.limit {
 				return false
 			}
 		case scopeZone:
-			if z >= 0 && g.owners[z] > 0 {
+			if g.hasOwner && z >= 0 && g.owners[z] > 0 {
 				return false
 			}
 		}
@@ -427,13 +440,13 @@ func (s *solver) record(c *podClass, v *variant, h *host, z int) {
 		}
 	}
 	for _, k := range v.constraints {
-		if k.kind != kindAntiAffinity || !k.required {
-			continue
-		}
-		switch k.g.scope {
-		case scopeHostname:
+		switch {
+		case k.kind == kindSpread && k.required && k.g.scope == scopeHostname:
+			h.restrict(k.g.id, k.maxSkew)
+		case k.kind != kindAntiAffinity || !k.required:
+		case k.g.scope == scopeHostname:
 			h.inc(k.g.id, 0, 1)
-		case scopeZone:
+		case k.g.scope == scopeZone:
 			if z >= 0 {
 				k.g.owners[z]++
 			}

@@ -343,6 +343,54 @@ func TestSolve(t *testing.T) {
 		{name: "hostname spread maxSkew 2 pairs pods", in: Input{Pods: pods(4, "a", "100m", "100Mi", withSpread(corev1.LabelHostname, 2, corev1.DoNotSchedule, "web", nil)), NodePools: def()}, claims: 2},
 		{name: "minDomains above the zone count caps each zone", in: Input{Pods: pods(5, "a", "100m", "100Mi", withSpread(corev1.LabelTopologyZone, 1, corev1.DoNotSchedule, "web", ptr32(5))), NodePools: def()}, claims: -1, unsched: 2,
 			reason: "topology spread maxSkew 1"},
+		{name: "zone spread counts pods it does not carry: the emptiest zones take the spreaders", in: Input{
+			Pods: concat(
+				pods(2, "spreader", "100m", "100Mi", withLabel("app", "x"), func(p *corev1.Pod) {
+					p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}}}
+				}),
+				pods(4, "db", "100m", "100Mi", withLabel("tier", "db"))),
+			NodePools: def(),
+			Nodes:     []*ExistingNode{mkNode("n1", "zone-a", "1", "1Gi", pods(2, "old", "100m", "100Mi", withLabel("tier", "db"))...)}}, claims: -1, noms: 2,
+			check: func(t *testing.T, p *Plan) {
+				// zone-a already holds 2 tier=db pods: the new ones level
+				// zones b and c, and the spreaders (which the selector does
+				// not count) may go anywhere, n1 included.
+				db := map[string]int{}
+				for _, c := range p.NewClaims {
+					for _, pod := range c.Pods {
+						if pod.Labels["tier"] == "db" {
+							db[c.Options[0].Zone]++
+						}
+					}
+				}
+				if db["zone-b"] != 2 || db["zone-c"] != 2 {
+					t.Errorf("new tier=db pods by zone %v, want 2 in zone-b and 2 in zone-c", db)
+				}
+			}},
+		{name: "hostname spread counts plain pods on the node", in: Input{
+			Pods: concat(
+				pods(3, "spreader", "100m", "100Mi", withLabel("app", "x"), func(p *corev1.Pod) {
+					p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}}}
+				}),
+				pods(6, "db", "100m", "100Mi", withLabel("tier", "db"))),
+			NodePools: def()}, claims: -1,
+			check: func(t *testing.T, p *Plan) {
+				for _, c := range p.NewClaims {
+					spreaders, db := 0, 0
+					for _, pod := range c.Pods {
+						if pod.Labels["tier"] == "db" {
+							db++
+						} else {
+							spreaders++
+						}
+					}
+					if spreaders > 0 && db > 1 {
+						t.Errorf("claim %s holds %d spreaders and %d tier=db pods", c.Name, spreaders, db)
+					}
+				}
+			}},
 		{name: "ScheduleAnyway spread never blocks", in: Input{Pods: pods(4, "a", "100m", "100Mi", withSpread(corev1.LabelHostname, 1, corev1.ScheduleAnyway, "web", nil)), NodePools: []*NodePool{mkPool("p", 1, poolLimit(nsv1.ResourceNodes, "1"))}}, claims: 1},
 		{name: "unsupported topology key is named", in: Input{Pods: pods(1, "a", "100m", "100Mi", withSpread("rack", 1, corev1.DoNotSchedule, "web", nil)), NodePools: def()}, unsched: 1, reason: "only kubernetes.io/hostname and topology.kubernetes.io/zone are supported"},
 		// Pod affinity and anti-affinity.

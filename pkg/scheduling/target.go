@@ -55,7 +55,7 @@ func (s *solver) cheapestPerPod(p *pool, it *item, below float64) (float64, []in
 		if price >= below {
 			continue
 		}
-		cost := price / float64(per)
+		cost := p.typeCost(ti, price) / float64(per)
 		// Insertion into the short list, cheapest first.
 		if n < shortlistLen {
 			n++
@@ -110,7 +110,7 @@ func (s *solver) slotPrice(pt *poolType, mask uint64) float64 {
 type targetChoice struct {
 	anchor *item
 	target int
-	use    []int64 // pods per item of the simulated fill
+	use    []int64 // pods per group (fillIndex) of the simulated fill
 }
 
 // chooseByValue picks the type of a new bin for anchor among the types the
@@ -118,17 +118,20 @@ type targetChoice struct {
 // dot-product order fill uses) holds the most worth per dollar. It returns
 // -1 when no nominated type can take the anchor; the caller falls back to
 // chooseTarget.
-func (s *solver) chooseByValue(p *pool, anchor *item, items []*item, last *targetChoice) int {
-	return s.chooseByValueBelow(p, anchor, items, last, math.Inf(1))
+func (s *solver) chooseByValue(p *pool, anchor *item, fx *fillIndex, last *targetChoice) int {
+	return s.chooseByValueBelow(p, anchor, fx, last, math.Inf(1))
 }
 
 // chooseByValueBelow is chooseByValue among types whose price is below
 // the given one.
-func (s *solver) chooseByValueBelow(p *pool, anchor *item, items []*item, last *targetChoice, below float64) int {
+func (s *solver) chooseByValueBelow(p *pool, anchor *item, fx *fillIndex, last *targetChoice, below float64) int {
 	if last.anchor == anchor && last.target >= 0 {
 		again := true
-		for i, it := range items {
-			if last.use[i] > 0 && (it.dead || 2*last.use[i] > int64(len(it.st.left))) {
+		for g, u := range last.use {
+			if u == 0 {
+				continue
+			}
+			if left, live := fx.groupLeft(g); !live || 2*u > left {
 				again = false
 				break
 			}
@@ -137,34 +140,48 @@ func (s *solver) chooseByValueBelow(p *pool, anchor *item, items []*item, last *
 			return last.target
 		}
 	}
-	best, _, bestUse := s.bestTarget(p, anchor, items, below)
+	best, _, bestUse := s.bestTarget(p, anchor, fx, below)
 	*last = targetChoice{anchor: anchor, target: best, use: bestUse}
 	return best
 }
 
 // bestTarget simulates the anchor's candidate types and returns the best,
-// its worth per dollar and the pods per item of its simulated fill. Only
+// its worth per dollar and the pods per group of its simulated fill. Only
 // types priced below the given price are candidates.
-func (s *solver) bestTarget(p *pool, anchor *item, items []*item, below float64) (int, float64, []int64) {
-	for _, it := range items {
-		s.worth(p, it)
-	}
+func (s *solver) bestTarget(p *pool, anchor *item, fx *fillIndex, below float64) (int, float64, []int64) {
+	s.groupWorth(p, fx)
+	s.worth(p, anchor)
 	allowed := anchor.f.slots & s.quotaSlots(anchor.st)
+	// Live pods per group, and the candidate types they nominate.
+	live := make([]int64, len(fx.groups))
 	seen := map[int]bool{}
 	var cands []int
-	for _, it := range items {
-		if it != anchor && (it.dead || len(it.st.left) == 0 || !intersects(it.f.types, anchor.f.types)) {
-			continue
-		}
-		for _, ti := range it.short {
+	nominate := func(short []int) {
+		for _, ti := range short {
 			if !seen[ti] {
 				seen[ti] = true
 				cands = append(cands, ti)
 			}
 		}
 	}
-	cnt := make([]int64, len(items))
-	use := make([]int64, len(items))
+	nominate(anchor.short)
+	for g, grp := range fx.groups {
+		for _, m := range grp.members {
+			if it := fx.items[m]; !it.dead {
+				live[g] += int64(len(it.st.left))
+			}
+		}
+		rep := fx.items[grp.rep]
+		if live[g] > 0 && intersects(rep.f.types, anchor.f.types) {
+			nominate(rep.short)
+		}
+	}
+	anchorGroup, ok := fx.groupOf[anchor]
+	if !ok {
+		anchorGroup = -1
+	}
+	cnt := make([]int64, len(fx.groups))
+	use := make([]int64, len(fx.groups))
 	best, bestEff, bestValue := -1, 0.0, 0.0
 	var bestUse []int64
 	for _, ti := range cands {
@@ -176,8 +193,8 @@ func (s *solver) bestTarget(p *pool, anchor *item, items []*item, below float64)
 		if price >= below {
 			continue
 		}
-		value := s.simulate(pt, ti, anchor, items, cnt, use)
-		eff := value / price
+		value := s.simulate(pt, ti, anchor, anchorGroup, fx, live, cnt, use)
+		eff := value / p.typeCost(ti, price)
 		// At equal value per dollar, fewer larger nodes: less overhead and
 		// fewer launches.
 		if best < 0 || eff > bestEff*(1+1e-9) || eff >= bestEff*(1-1e-9) && value > bestValue*(1+1e-9) {
@@ -186,6 +203,23 @@ func (s *solver) bestTarget(p *pool, anchor *item, items []*item, below float64)
 		}
 	}
 	return best, bestEff, bestUse
+}
+
+// groupWorth computes each group's worth once, on its first item, and
+// hands it to the others: they are alike in everything worth depends on.
+func (s *solver) groupWorth(p *pool, fx *fillIndex) {
+	for _, grp := range fx.groups {
+		rep := fx.items[grp.rep]
+		if rep.worthDone {
+			continue
+		}
+		s.worth(p, rep)
+		for _, m := range grp.members {
+			if it := fx.items[m]; !it.worthDone {
+				it.worth, it.short, it.worthDone = rep.worth, rep.short, true
+			}
+		}
+	}
 }
 
 // withinLimits reports whether one node of pt fits the pool's headroom.
@@ -202,61 +236,59 @@ func (s *solver) withinLimits(p *pool, pt *poolType) bool {
 }
 
 // simulate fills a bin of type pt with the anchor and then, as fill does,
-// the pod whose request best matches the free capacity, ignoring topology;
-// several pods of a class are added at once (half of what still fits) so
-// large nodes cost few steps. It returns the worth packed and the pods
-// used per item.
-func (s *solver) simulate(pt *poolType, ti int, anchor *item, items []*item, cnt, use []int64) float64 {
+// the group whose request best matches the free capacity, ignoring
+// topology; several pods of a group are added at once (half of what still
+// fits) so large nodes cost few steps. live holds each group's pending
+// pods. It returns the worth packed and the pods used per group.
+func (s *solver) simulate(pt *poolType, ti int, anchor *item, anchorGroup int, fx *fillIndex, live, cnt, use []int64) float64 {
 	alloc := pt.alloc
 	used := anchor.c.req.clone()
 	value := anchor.worth
-	for i, it := range items {
-		use[i] = 0
-		cnt[i] = 0
-		if it.dead || !it.f.types.has(ti) || it.f.slots&pt.slots == 0 {
+	for g, grp := range fx.groups {
+		use[g], cnt[g] = 0, 0
+		rep := fx.items[grp.rep]
+		if !rep.f.types.has(ti) || rep.f.slots&pt.slots == 0 || grp.seed {
 			continue
 		}
-		cnt[i] = int64(len(it.st.left))
-		if it == anchor {
-			cnt[i]--
-			use[i] = 1
-		}
-		if it.v.hostScoped || len(it.c.ports) > 0 {
-			cnt[i] = 0
-		}
+		cnt[g] = live[g]
+	}
+	if anchorGroup >= 0 {
+		cnt[anchorGroup] = max(0, cnt[anchorGroup]-1)
+		use[anchorGroup] = 1
 	}
 	for {
 		best, bestScore := -1, -1.0
-		for i, it := range items {
-			if cnt[i] <= 0 {
+		for g, grp := range fx.groups {
+			if cnt[g] <= 0 {
 				continue
 			}
-			if !used.fitsWith(it.c.req, alloc) {
-				cnt[i] = 0
+			rep := fx.items[grp.rep]
+			if !used.fitsWith(rep.c.req, alloc) {
+				cnt[g] = 0
 				continue
 			}
-			score := fillScore(it, used, alloc)
+			score := fillScore(rep, used, alloc)
 			if score > bestScore {
-				best, bestScore = i, score
+				best, bestScore = g, score
 			}
 		}
 		if best < 0 {
 			return value
 		}
-		it := items[best]
+		rep := fx.items[fx.groups[best].rep]
 		room := int64(math.MaxInt64)
-		for d, r := range it.c.req {
+		for d, r := range rep.c.req {
 			if r > 0 {
 				room = min(room, (alloc[d]-used[d])/r)
 			}
 		}
 		k := max(1, min(cnt[best], (room+1)/2))
-		for d, r := range it.c.req {
+		for d, r := range rep.c.req {
 			used[d] += k * r
 		}
 		cnt[best] -= k
 		use[best] += k
-		value += float64(k) * it.worth
+		value += float64(k) * rep.worth
 	}
 }
 

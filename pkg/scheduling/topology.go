@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -66,6 +67,45 @@ type group struct {
 	total    int32   // matching pods anywhere
 	planned  []int32 // zone quotas handed out this round, not yet placed
 	hasOwner bool
+	// Zone groups some pending pod spreads over (required, or kept as a
+	// preference) are balanced: every pod the selector matches is placed
+	// so the group stays within skew over dom, whoever owns the spread
+	// (see balance.go).
+	balanced   bool
+	skew       int32  // smallest maxSkew of the spreads over the group
+	minDomains int32  // largest minDomains among them
+	dom        []bool // union of the spreading pods' domains
+}
+
+// maxCount is the most matching pods (placed and planned) in one of the
+// group's domains.
+func (g *group) maxCount() int32 {
+	m := int32(0)
+	for z, in := range g.dom {
+		if in {
+			m = max(m, g.zone[z]+g.planned[z])
+		}
+	}
+	return m
+}
+
+// minCount is the fewest matching pods (placed and planned) in the
+// group's domains, 0 when it has fewer domains than minDomains.
+func (g *group) minCount() int32 {
+	first, m, n := true, int32(0), int32(0)
+	for z, in := range g.dom {
+		if !in {
+			continue
+		}
+		n++
+		if c := g.zone[z] + g.planned[z]; first || c < m {
+			m, first = c, false
+		}
+	}
+	if n < g.minDomains {
+		return 0
+	}
+	return m
 }
 
 func (g *group) matches(ns string, lbls map[string]string) bool {
@@ -96,10 +136,11 @@ type topology struct {
 	zoneIx map[string]int
 	groups []*group
 	byKey  map[string]*group
+	byTerm map[string]*group // by the term's raw text
 }
 
 func newTopology(zones []string) *topology {
-	t := &topology{zones: zones, zoneIx: map[string]int{}, byKey: map[string]*group{}}
+	t := &topology{zones: zones, zoneIx: map[string]int{}, byKey: map[string]*group{}, byTerm: map[string]*group{}}
 	for i, z := range zones {
 		t.zoneIx[z] = i
 	}
@@ -115,8 +156,47 @@ func (t *topology) zoneOf(lbls map[string]string) int {
 	return -1
 }
 
-// groupFor interns the group for a term of pod p.
+// groupFor interns the group for a term of pod p. Terms are looked up by
+// their raw text first: thousands of pods repeat a few selectors, and
+// parsing each is most of the cost.
 func (t *topology) groupFor(p *corev1.Pod, key string, sel *metav1.LabelSelector, namespaces []string, nsSel *metav1.LabelSelector, matchKeys, mismatchKeys []string) (*group, error) {
+	var raw bytes.Buffer
+	raw.WriteString(key)
+	raw.WriteByte(0)
+	if nsSel != nil {
+		raw.WriteByte('*')
+	} else if len(namespaces) == 0 {
+		raw.WriteString(p.Namespace)
+	}
+	for _, n := range namespaces {
+		raw.WriteString(n)
+		raw.WriteByte(',')
+	}
+	raw.WriteByte(0)
+	writeSelector(&raw, sel)
+	for _, keys := range [][]string{matchKeys, mismatchKeys} {
+		for _, k := range keys {
+			v, ok := p.Labels[k]
+			raw.WriteString(k)
+			if ok {
+				raw.WriteByte('=')
+				raw.WriteString(v)
+			}
+			raw.WriteByte(',')
+		}
+		raw.WriteByte(0)
+	}
+	if g, ok := t.byTerm[raw.String()]; ok {
+		return g, nil
+	}
+	g, err := t.parseGroup(p, key, sel, namespaces, nsSel, matchKeys, mismatchKeys)
+	if err == nil {
+		t.byTerm[raw.String()] = g
+	}
+	return g, err
+}
+
+func (t *topology) parseGroup(p *corev1.Pod, key string, sel *metav1.LabelSelector, namespaces []string, nsSel *metav1.LabelSelector, matchKeys, mismatchKeys []string) (*group, error) {
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
 		return nil, fmt.Errorf("label selector of pod %s: %w", podKey(p), err)
@@ -174,6 +254,12 @@ type hostCount struct {
 	g      int32
 	n      int32
 	owners int32
+	// limit is the smallest maxSkew of the hostname spreads over g held by
+	// pods on the host (0: none). Every pod g matches counts, so a pod
+	// joining the host must keep n within it, whatever its own rules:
+	// kube-scheduler measures the spread of each pod over all matching
+	// pods, and the minimum over nodes is taken as 0.
+	limit int32
 }
 
 // host is the topology-visible state of an existing node or a planned claim.
@@ -190,6 +276,29 @@ func (h *host) count(g int) (n, owners int32) {
 		}
 	}
 	return 0, 0
+}
+
+// get is the host's tally of g (zero when it has none).
+func (h *host) get(g int) hostCount {
+	for i := range h.counts {
+		if int(h.counts[i].g) == g {
+			return h.counts[i]
+		}
+	}
+	return hostCount{}
+}
+
+// restrict lowers the host's spread limit on g to skew.
+func (h *host) restrict(g int, skew int32) {
+	for i := range h.counts {
+		if int(h.counts[i].g) == g {
+			if l := h.counts[i].limit; l == 0 || skew < l {
+				h.counts[i].limit = skew
+			}
+			return
+		}
+	}
+	h.counts = append(h.counts, hostCount{g: int32(g), limit: skew})
 }
 
 func (h *host) inc(g int, n, owners int32) {

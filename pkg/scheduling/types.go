@@ -14,6 +14,12 @@ import (
 // accepts at most this many overrides worth ordering by price.
 const DefaultMaxOptionsPerClaim = 60
 
+// DefaultOptionPriceCeiling bounds a claim's launch options to twice the
+// price of its cheapest one: price-capacity-optimized may launch any
+// option, so a list reaching far beyond the cheapest is a promise of a
+// price the plan did not reckon with.
+const DefaultOptionPriceCeiling = 2.0
+
 // DefaultMinSpotOptions is how many spot (type, zone) options a claim keeps
 // when its pool offers that many: a launch with fewer is one capacity-pool
 // shortage away from falling back or failing (Karpenter uses the same
@@ -43,6 +49,11 @@ type Options struct {
 	MinSpotOptions int
 	// PreferencePolicy defaults to Respect.
 	PreferencePolicy PreferencePolicy
+	// OptionPriceCeiling bounds each claim's options to this multiple of
+	// its cheapest option's price (default 2, at least 1), widened only as
+	// far as the spot-option floor and the pool's minValues need. A
+	// NodePool's own ceiling takes precedence.
+	OptionPriceCeiling float64
 }
 
 func (o Options) withDefaults() Options {
@@ -56,6 +67,10 @@ func (o Options) withDefaults() Options {
 	if o.PreferencePolicy == "" {
 		o.PreferencePolicy = PreferenceRespect
 	}
+	if o.OptionPriceCeiling <= 0 {
+		o.OptionPriceCeiling = DefaultOptionPriceCeiling
+	}
+	o.OptionPriceCeiling = max(o.OptionPriceCeiling, 1)
 	return o
 }
 
@@ -106,6 +121,9 @@ type NodePool struct {
 	Limits corev1.ResourceList
 	// Usage is the capacity the pool has already launched ("nodes" counts nodes).
 	Usage corev1.ResourceList
+	// OptionPriceCeiling, when positive, replaces Options.OptionPriceCeiling
+	// for the pool's claims (a multiple of the cheapest option's price).
+	OptionPriceCeiling float64
 	// InstanceTypes the pool's node class can launch, with current
 	// availability already applied to their offerings.
 	InstanceTypes []*catalog.InstanceType
@@ -125,6 +143,9 @@ func NodePoolFromAPI(np *nsv1.NodePool, types []*catalog.InstanceType) *NodePool
 	}
 	if np.Spec.Weight != nil {
 		out.Weight = *np.Spec.Weight
+	}
+	if c := np.Spec.OptionPriceCeilingPercent; c != nil {
+		out.OptionPriceCeiling = float64(*c) / 100
 	}
 	for k, v := range np.Spec.Template.ObjectMeta.Labels {
 		out.Labels[k] = v

@@ -116,6 +116,10 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 			`Unsupported value: "Interrupted": supported values: "Empty", "Underutilized", "Drifted", "Expired"`},
 		{"weight above 100", pool(func(np *v1.NodePool) { np.Spec.Weight = ptr[int32](101) }),
 			"spec.weight: Invalid value: 101: spec.weight in body should be less than or equal to 100"},
+		{"option price ceiling below the cheapest price", pool(func(np *v1.NodePool) { np.Spec.OptionPriceCeilingPercent = ptr[int32](50) }),
+			"spec.optionPriceCeilingPercent in body should be greater than or equal to 100"},
+		{"option price ceiling above 100x", pool(func(np *v1.NodePool) { np.Spec.OptionPriceCeilingPercent = ptr[int32](20000) }),
+			"spec.optionPriceCeilingPercent in body should be less than or equal to 10000"},
 
 		{"both role and instanceProfile", nodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.InstanceProfile = ptr("profile") }),
 			"set exactly one of role or instanceProfile"},

@@ -1,0 +1,175 @@
+package scheduling
+
+import (
+	"math"
+	"math/bits"
+	"sort"
+)
+
+// Packing against a binding limit. Limits count launched capacity, so
+// when a pool's pending demand comes close to what its cpu or memory
+// limit has left, the cheapest plan is not the goal any more: every GiB
+// and vCPU of the limit spent on overhead (kube-reserved, DaemonSets),
+// on shapes the pods do not use, or on the larger options minValues makes
+// a claim keep, is a pod refused. In that mode a type's cost is the share
+// of the limit's headroom a claim sized to it is charged (its capacity,
+// or the largest of the cheapest options holding it that minValues needs),
+// with its price as a tie-break, and pods that use the least of the limit
+// are packed first, so the limit places as many pods as it can.
+
+// limitModeAt is the share of a limit's headroom the pending requests must
+// reach for the pool to pack by limit share: requests are below the
+// capacity they need, by overhead and packing losses.
+const limitModeAt = 0.7
+
+// enterLimitMode decides whether pool p packs by limit share for these
+// items, and if so computes each type's share and orders the items by the
+// share one pod uses.
+func (s *solver) enterLimitMode(p *pool, items []*item) {
+	p.limitMode = false
+	if !p.hasLimit {
+		return
+	}
+	demand := make(vec, s.d.n())
+	for _, it := range items {
+		for d, r := range it.c.req {
+			demand[d] += r * int64(len(it.st.left))
+		}
+	}
+	var dims []int
+	for d := range p.limit {
+		if p.limit[d] >= 0 && d != dimPods {
+			dims = append(dims, d)
+			if float64(demand[d]) >= limitModeAt*float64(max(p.headroom(d), 1)) {
+				p.limitMode = true
+			}
+		}
+	}
+	if !p.limitMode && len(dims) > 0 {
+		// Requests far below the limit can still be charged past it: 1,000
+		// pods of 500m/128Mi ask for 125Gi, but the cpu-shaped nodes they
+		// need bring 1,000Gi, and a third family's options twice that.
+		charge := s.chargeDemand(p, items)
+		for _, d := range dims {
+			if charge[d] > p.headroom(d) {
+				p.limitMode = true
+			}
+		}
+	}
+	if !p.limitMode {
+		return
+	}
+	share := func(c vec) float64 {
+		x := 0.0
+		for _, d := range dims {
+			x = math.Max(x, float64(c[d])/float64(max(p.headroom(d), 1)))
+		}
+		return x
+	}
+	p.limitShare = make([]float64, len(p.types))
+	lambda := math.Inf(1)
+	for ti, pt := range p.types {
+		p.limitShare[ti] = share(s.chargeEstimate(p, ti))
+		if pt.minPrice > 0 && p.limitShare[ti] > 0 {
+			lambda = math.Min(lambda, p.limitShare[ti]/pt.minPrice)
+		}
+	}
+	// Price breaks ties: it weighs at most 1% of any type's share.
+	p.priceWeight = 0
+	if !math.IsInf(lambda, 1) {
+		p.priceWeight = 0.01 * lambda
+	}
+	perPod := make(map[*item]float64, len(items))
+	for _, it := range items {
+		perPod[it] = share(it.c.req)
+	}
+	sort.SliceStable(items, func(i, j int) bool { return perPod[items[i]] < perPod[items[j]] })
+}
+
+// chargeDemand estimates what packing the items costs the pool's limits
+// when types are chosen by price: each item's pods on its cheapest type
+// per pod, charged as chargeEstimate says.
+func (s *solver) chargeDemand(p *pool, items []*item) vec {
+	out := make(vec, s.d.n())
+	for _, it := range items {
+		if len(it.st.left) == 0 {
+			continue
+		}
+		s.worth(p, it)
+		if len(it.short) == 0 {
+			continue
+		}
+		ti := it.short[0]
+		per := perNode(it.c.req, p.types[ti].alloc)
+		if it.v.hostScoped || len(it.c.ports) > 0 {
+			per = 1
+		}
+		if per <= 0 {
+			continue
+		}
+		nodes := (int64(len(it.st.left)) + per - 1) / per
+		c := s.chargeEstimate(p, ti)
+		for d := range out {
+			out[d] += nodes * c[d]
+		}
+	}
+	return out
+}
+
+// chargeEstimate is what a claim filled to type ti is charged: ti's
+// capacity, or, with minValues, the largest capacity among the cheapest
+// types at least as large in every dimension until minValues is met.
+func (s *solver) chargeEstimate(p *pool, ti int) vec {
+	if p.chargeEst == nil {
+		p.chargeEst = make([]vec, len(p.types))
+	}
+	if c := p.chargeEst[ti]; c != nil {
+		return c
+	}
+	out := p.types[ti].capacity.clone()
+	p.chargeEst[ti] = out
+	if len(p.mv) == 0 {
+		return out
+	}
+	a := p.types[ti].alloc
+	seen := make([][]int, len(p.mv))
+	zones := make([]uint64, len(p.mv))
+	met := func() bool {
+		for i, k := range p.mv {
+			if k.zone && bits.OnesCount64(zones[i]) < k.n || !k.zone && len(seen[i]) < k.n {
+				return false
+			}
+		}
+		return true
+	}
+	for tj, pt := range p.types {
+		if met() {
+			break
+		}
+		if !a.fits(pt.alloc) {
+			continue
+		}
+		for i, k := range p.mv {
+			if k.zone {
+				for m := pt.slots; m != 0; m &= m - 1 {
+					zones[i] |= 1 << s.slots.zone[bits.TrailingZeros64(m)]
+				}
+			} else if v := k.val[tj]; v >= 0 && !containsInt(seen[i], v) {
+				seen[i] = append(seen[i], v)
+			}
+		}
+		for d := range out {
+			out[d] = max(out[d], pt.capacity[d])
+		}
+	}
+	return out
+}
+
+// typeCost is what choosing type ti at the given price costs the plan:
+// the price, or in limit mode the type's limit share (price breaking ties).
+func (p *pool) typeCost(ti int, price float64) float64 {
+	if !p.limitMode {
+		return price
+	}
+	return p.limitShare[ti] + p.priceWeight*price
+}
