@@ -109,6 +109,19 @@ type NodeClaimTemplateSpec struct {
 	// +kubebuilder:validation:Type=string
 	// +optional
 	TerminationGracePeriod *metav1.Duration `json:"terminationGracePeriod,omitempty"`
+	// MaxSpotInterruptionRisk caps the interruption risk of the spot
+	// offerings the pool launches, in percent of instances interrupted per
+	// month. An offering's risk is its instance type's Spot Instance Advisor
+	// range, rated 2.5 (<5%), 7.5 (5-10%), 12.5 (10-15%), 17.5 (15-20%) or
+	// 25 (>20%; 12.5 when the advisor has no entry), plus 10 for every spot
+	// interruption of that type in that zone seen by the interruption handler,
+	// halving every 2 hours. Offerings above the ceiling are not launched;
+	// 10 keeps the two lowest ranges, 20 drops only >20%. Unset: no ceiling.
+	// Spot offerings are tried in order of price × risk either way.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MaxSpotInterruptionRisk *int32 `json:"maxSpotInterruptionRisk,omitempty"`
 }
 
 // ConsolidationPolicy says which nodes consolidation may remove.
@@ -143,13 +156,17 @@ type Disruption struct {
 }
 
 // DisruptionReason is why a node is disrupted.
-// +kubebuilder:validation:Enum=Empty;Underutilized;Drifted
+// +kubebuilder:validation:Enum=Empty;Underutilized;Drifted;Rebalance
 type DisruptionReason string
 
 const (
 	DisruptionReasonEmpty         DisruptionReason = "Empty"
 	DisruptionReasonUnderutilized DisruptionReason = "Underutilized"
 	DisruptionReasonDrifted       DisruptionReason = "Drifted"
+	// DisruptionReasonRebalance: draining a spot node after a rebalance
+	// recommendation (interruption handler in drain mode), once its
+	// replacement is ready.
+	DisruptionReasonRebalance DisruptionReason = "Rebalance"
 )
 
 // Budget caps voluntary disruptions, optionally only during a cron window and only for some reasons.
