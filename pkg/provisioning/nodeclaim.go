@@ -11,7 +11,8 @@ import (
 // NewNodeClaim is the NodeClaim a planned claim becomes: named name, owned
 // by its pool (so deleting the pool deletes it), labelled with the plan's
 // labels and the pool, with the requirements narrowed to the planned
-// options and the pool template's node class, expiry and grace period. The
+// options and the pool template's node class, expiry, grace period and
+// spot interruption risk ceiling. The
 // unregistered taint is not part of it: the cloud provider puts it on the
 // node at launch.
 func NewNodeClaim(pool *nsv1.NodePool, cp *scheduling.ClaimPlan, name string) *nsv1.NodeClaim {
@@ -33,13 +34,14 @@ func NewNodeClaim(pool *nsv1.NodePool, cp *scheduling.ClaimPlan, name string) *n
 			}},
 		},
 		Spec: nsv1.NodeClaimSpec{
-			Requirements:           ClaimRequirements(cp),
-			Resources:              nsv1.ResourceRequirements{Requests: cp.Requests},
-			Taints:                 cp.Taints,
-			StartupTaints:          cp.StartupTaints,
-			NodeClassRef:           tmpl.Spec.NodeClassRef,
-			ExpireAfter:            tmpl.Spec.ExpireAfter,
-			TerminationGracePeriod: tmpl.Spec.TerminationGracePeriod,
+			Requirements:            ClaimRequirements(cp),
+			Resources:               nsv1.ResourceRequirements{Requests: cp.Requests},
+			Taints:                  cp.Taints,
+			StartupTaints:           cp.StartupTaints,
+			NodeClassRef:            tmpl.Spec.NodeClassRef,
+			ExpireAfter:             tmpl.Spec.ExpireAfter,
+			TerminationGracePeriod:  tmpl.Spec.TerminationGracePeriod,
+			MaxSpotInterruptionRisk: tmpl.Spec.MaxSpotInterruptionRisk,
 		},
 	}
 }
