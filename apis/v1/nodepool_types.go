@@ -117,7 +117,7 @@ type NodeClaimTemplateSpec struct {
 	// interruption of that type in that zone seen by the interruption handler,
 	// halving every 2 hours. Offerings above the ceiling are not launched;
 	// 10 keeps the two lowest ranges, 20 drops only >20%. Unset: no ceiling.
-	// Spot offerings are tried in order of price × risk either way.
+	// Either way spot offerings are ordered by price × (1 + risk/25).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +optional
