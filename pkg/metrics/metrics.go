@@ -40,6 +40,8 @@ type Metrics struct {
 	CloudCalls    *prometheus.CounterVec
 	CloudErrors   *prometheus.CounterVec
 	CloudDuration *prometheus.HistogramVec
+
+	Interruption Interruption
 }
 
 // New builds the collectors and registers them on reg. It fails when reg
@@ -86,12 +88,13 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Latency of cloud provider calls.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
 		}, []string{LabelMethod}),
+		Interruption: newInterruption(),
 	}
-	for _, c := range []prometheus.Collector{
+	for _, c := range append([]prometheus.Collector{
 		m.SchedulingDuration, m.QueueDepth, m.PodsPending, m.PodsUnschedulable,
 		m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered, m.NodeClaimsInitialized, m.NodeClaimsTerminated,
 		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CostNamespace, m.CostIdle, m.CloudCalls, m.CloudErrors, m.CloudDuration,
-	} {
+	}, m.Interruption.collectors()...) {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
