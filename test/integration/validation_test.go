@@ -111,7 +111,11 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 		{"budget duration in seconds", pool(setBudget(v1.Budget{Nodes: "0", Schedule: ptr("@daily"), Duration: &metav1.Duration{Duration: 30e9}})),
 			"duration must be whole hours and/or minutes (8h, 30m, 1h30m)"},
 		{"budget reason unknown", pool(setBudget(v1.Budget{Nodes: "1", Reasons: []v1.DisruptionReason{"Expired"}})),
-			`Unsupported value: "Expired": supported values: "Empty", "Underutilized", "Drifted"`},
+			`Unsupported value: "Expired": supported values: "Empty", "Underutilized", "Drifted", "Rebalance"`},
+		{"spot risk ceiling of 0", pool(func(np *v1.NodePool) { np.Spec.Template.Spec.MaxSpotInterruptionRisk = ptr[int32](0) }),
+			"maxSpotInterruptionRisk: Invalid value: 0: spec.template.spec.maxSpotInterruptionRisk in body should be greater than or equal to 1"},
+		{"spot risk ceiling above 100", pool(func(np *v1.NodePool) { np.Spec.Template.Spec.MaxSpotInterruptionRisk = ptr[int32](101) }),
+			"should be less than or equal to 100"},
 		{"weight above 100", pool(func(np *v1.NodePool) { np.Spec.Weight = ptr[int32](101) }),
 			"spec.weight: Invalid value: 101: spec.weight in body should be less than or equal to 100"},
 
