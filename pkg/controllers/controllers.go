@@ -148,7 +148,7 @@ func New(cfg Config) (*Set, error) {
 	)
 	if in := cfg.Interruption; in != nil {
 		deps := interruption.Deps{Kube: kube, Fresh: in.Fresh, Clock: clk, Recorder: rec, Metrics: m,
-			Unavailable: in.Unavailable, History: in.History, Nominations: cluster, Wake: prov.TriggerNow}
+			Unavailable: in.Unavailable, History: in.History, Nominations: cluster, Wake: prov.TriggerNow, Renew: prov.Trigger}
 		queue, err := interruption.NewQueue(deps, in.SQS, in.Options)
 		if err != nil {
 			return nil, fmt.Errorf("setting up the interruption handler: %w", err)

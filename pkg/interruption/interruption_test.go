@@ -143,7 +143,7 @@ func TestDecide(t *testing.T) {
 			want: Verdict{Delete: true, Planned: true, Ready: true, RequeueAfter: Recheck}, why: "no pods to move"},
 		{name: "rebalance, prespin: replacement ready is held, nominations renewed, no drain",
 			mark: rebalance, mode: RebalancePrespin, pods: []*corev1.Pod{web}, nominated: map[string]string{"web": "replacement"}, budget: true, now: t0,
-			want: Verdict{Planned: true, Ready: true, Wake: true, RequeueAfter: Recheck}, why: "prespin"},
+			want: Verdict{Planned: true, Ready: true, Renew: true, RequeueAfter: Recheck}, why: "prespin"},
 		{name: "rebalance, drain: replacement ready but budget exhausted",
 			mark: rebalance, mode: RebalanceDrain, pods: []*corev1.Pod{web}, nominated: map[string]string{"web": "replacement"}, now: t0,
 			want: Verdict{Planned: true, Ready: true, RequeueAfter: Recheck}, why: "budget"},

@@ -46,10 +46,12 @@ type Verdict struct {
 	Planned bool
 	// Ready: every such place can run pods now.
 	Ready bool
-	// Wake asks the provisioner for a cycle: some pods have no place
-	// planned, or a prespun replacement's nominations must be renewed so it
-	// is not mistaken for empty capacity.
+	// Wake asks the provisioner for a cycle now: some pods have no place planned.
 	Wake bool
+	// Renew asks for a cycle in the provisioner's own time: a prespun
+	// replacement's nominations must be renewed so it is not mistaken for
+	// empty capacity.
+	Renew bool
 	// Waiting says what holds a drain that is not due yet, for an Event.
 	Waiting string
 	// RequeueAfter is when to decide again if nothing changes first.
@@ -121,7 +123,7 @@ func Decide(in Input) Verdict {
 		v.Why = readyWhy(len(moved))
 	case in.Mode != RebalanceDrain:
 		// Prespin: hold the replacement until a notice with a deadline comes.
-		v.Wake = true
+		v.Renew = true
 		v.Waiting = "replacement ready; the node is drained only if an interruption notice follows (rebalance mode prespin)"
 	case !in.BudgetAllows:
 		v.Waiting = "replacement ready; the NodePool's disruption budget allows no more Rebalance disruptions now"

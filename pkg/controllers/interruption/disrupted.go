@@ -114,6 +114,10 @@ func (d *Disrupted) Reconcile(ctx context.Context, req reconcile.Request) (recon
 		}
 	}
 	obs := d.observe(claim)
+	// The node may have registered after the notice: keep new pods off it.
+	if err := d.taint(ctx, node, obs.noticed); err != nil {
+		return reconcile.Result{}, err
+	}
 	if !claim.DeletionTimestamp.IsZero() {
 		if len(interruption.Moved(pods)) > 0 {
 			return reconcile.Result{RequeueAfter: drainPoll}, nil
@@ -139,6 +143,9 @@ func (d *Disrupted) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	}
 	if v.Wake {
 		d.wake("interruption/" + claim.Name)
+	}
+	if v.Renew {
+		d.renew("interruption/" + claim.Name)
 	}
 	if !v.Delete {
 		if v.Waiting != "" {

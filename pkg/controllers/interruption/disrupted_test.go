@@ -162,8 +162,8 @@ func TestRebalanceModes(t *testing.T) {
 				e.replacement(f, true)
 				e.woken = nil
 				e.decide(f)
-				if tt.mode == interruption.RebalancePrespin && len(e.woken) == 0 {
-					t.Error("prespin did not renew the replacement's nominations")
+				if tt.mode == interruption.RebalancePrespin && (len(e.renewed) == 0 || len(e.woken) != 0) {
+					t.Errorf("prespin renewed %v and woke %v; want the replacement's nominations renewed without expediting a batch", e.renewed, e.woken)
 				}
 			}
 			if got := deleting(t, e, f.claim); got != tt.wantDrained {
@@ -212,4 +212,37 @@ func (e *env) replacementReady(c *nsv1.NodeClaim) {
 		e.t.Fatal(err)
 	}
 	h.Cached(e.t, cur)
+}
+
+// TestLateNodeIsTainted: a node that registers after its claim was
+// notified is tainted by the reconciler.
+func TestLateNodeIsTainted(t *testing.T) {
+	e := newEnv(t)
+	in := e.launchSpot()
+	pid := "aws:///" + in.Zone + "/" + in.ID
+	claim := controllertest.NodeClaim(uniq("claim"), e.pool)
+	if err := h.Direct.Create(e.ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	claim.Status = nsv1.NodeClaimStatus{ProviderID: pid, InstanceType: in.Type, Zone: in.Zone, CapacityType: in.CapacityType}
+	if err := h.Direct.Status().Update(e.ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	h.Cached(t, claim)
+	e.interrupt(in.ID)
+	if c := meta.FindStatusCondition(e.get(claim).Status.Conditions, nsv1.ConditionDisrupting); c == nil {
+		t.Fatal("an unregistered claim was not marked")
+	}
+	node := controllertest.Node(uniq("node"), pid, "2")
+	if err := h.Direct.Create(e.ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	h.Cached(t, node)
+	e.decide(&fixture{claim: claim})
+	if err := h.Direct.Get(e.ctx, client.ObjectKeyFromObject(node), node); err != nil {
+		t.Fatal(err)
+	}
+	if !hasTaint(node, nsv1.DisruptedTaint) {
+		t.Fatalf("the late node was not tainted: %v", node.Spec.Taints)
+	}
 }

@@ -64,6 +64,7 @@ type env struct {
 	history  *catalog.InterruptionHistory
 	noms     nominations
 	woken    []string
+	renewed  []string
 	deps     Deps
 	queue    *Queue
 	disrupts *Disrupted
@@ -79,7 +80,9 @@ func withMode(m interruption.RebalanceMode) envOption {
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
 	e := &env{t: t, ctx: context.Background(), clk: clocktesting.NewFakeClock(epoch), noms: nominations{}, m: controllertest.Metrics()}
-	fo := fakeaws.Options{Clock: e.clk, ClusterName: "lab", InterruptionQueue: queueName, Seed: 1}
+	// Every test's world draws other instance ids: the API server is shared.
+	seq++
+	fo := fakeaws.Options{Clock: e.clk, ClusterName: "lab", InterruptionQueue: queueName, Seed: int64(seq)}
 	qo := DefaultOptions(queueName)
 	qo.WaitTime = 0 // the fake clock does not move while a long poll waits
 	for _, o := range opts {
@@ -95,7 +98,8 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	e.ice = catalog.NewUnavailableOfferings(e.clk, 0)
 	e.history = catalog.NewInterruptionHistory(e.clk, 0)
 	e.deps = Deps{Kube: h.Client, Fresh: h.Direct, Clock: e.clk, Recorder: rec, Metrics: e.m, Unavailable: e.ice, History: e.history,
-		Nominations: e.noms, Wake: func(key string) { e.woken = append(e.woken, key) }}
+		Nominations: e.noms, Wake: func(key string) { e.woken = append(e.woken, key) },
+		Renew: func(key string) { e.renewed = append(e.renewed, key) }}
 	q, err := NewQueue(e.deps, e.sqs, qo)
 	if err != nil {
 		t.Fatal(err)

@@ -253,25 +253,43 @@ func (d Deps) patchClaim(ctx context.Context, claim *nsv1.NodeClaim, status bool
 	})
 }
 
-// taint keeps new pods off the node (the drain's taint, put on early).
-func (q *Queue) taint(ctx context.Context, node *corev1.Node, received time.Time) error {
-	if node == nil || !node.DeletionTimestamp.IsZero() {
+// taint keeps new pods off the node (the drain's taint, put on early). A
+// conflict with another writer (the kubelet's status) is retried on a
+// fresh copy. noticed is when the notice came, for the taint latency.
+func (d Deps) taint(ctx context.Context, node *corev1.Node, noticed time.Time) error {
+	if node == nil {
 		return nil
 	}
-	for _, t := range node.Spec.Taints {
-		if t.MatchTaint(&nsv1.DisruptedTaint) {
+	added := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !node.DeletionTimestamp.IsZero() {
 			return nil
 		}
-	}
-	base := node.DeepCopy()
-	t := nsv1.DisruptedTaint
-	now := metav1.NewTime(q.Clock.Now())
-	t.TimeAdded = &now
-	node.Spec.Taints = append(node.Spec.Taints, t)
-	if err := q.Kube.Patch(ctx, node, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		for _, t := range node.Spec.Taints {
+			if t.MatchTaint(&nsv1.DisruptedTaint) {
+				return nil
+			}
+		}
+		base := node.DeepCopy()
+		t := nsv1.DisruptedTaint
+		now := metav1.NewTime(d.Clock.Now())
+		t.TimeAdded = &now
+		node.Spec.Taints = append(node.Spec.Taints, t)
+		err := d.Kube.Patch(ctx, node, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) {
+			if gerr := d.fresh().Get(ctx, client.ObjectKeyFromObject(node), node); gerr != nil {
+				return gerr
+			}
+		}
+		added = err == nil
+		return err
+	})
+	if err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("tainting node %s: %w", node.Name, err))
 	}
-	q.Metrics.Interruption.TaintLatency.Observe(q.Clock.Since(received).Seconds())
+	if added && !noticed.IsZero() {
+		d.Metrics.Interruption.TaintLatency.Observe(d.Clock.Since(noticed).Seconds())
+	}
 	return nil
 }
 

@@ -107,6 +107,9 @@ type Deps struct {
 	Nominations Nominations
 	// Wake asks the provisioner for a cycle now (key names the asker); optional.
 	Wake func(key string)
+	// Renew asks for a cycle in the provisioner's own time (its batch
+	// window), to keep a prespun replacement's nominations alive; Wake when nil.
+	Renew func(key string)
 }
 
 func (d Deps) fresh() client.Reader {
@@ -120,4 +123,12 @@ func (d Deps) wake(key string) {
 	if d.Wake != nil {
 		d.Wake(key)
 	}
+}
+
+func (d Deps) renew(key string) {
+	if d.Renew != nil {
+		d.Renew(key)
+		return
+	}
+	d.wake(key)
 }
