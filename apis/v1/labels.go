@@ -49,6 +49,14 @@ const (
 	AnnotationPodSet = Group + "/pod-set"
 	// AnnotationTerminationTimestamp is when a draining node's grace period ends.
 	AnnotationTerminationTimestamp = Group + "/nodeclaim-termination-timestamp"
+	// AnnotationDisruptionDeadline (RFC 3339) on a Disrupting claim is when
+	// its instance is expected to go away: a spot warning's time plus two
+	// minutes, a scheduled change's start.
+	AnnotationDisruptionDeadline = Group + "/disruption-deadline"
+	// AnnotationDisruptionNoticed (RFC 3339, nanoseconds) on a Disrupting
+	// claim is when the notice that disrupted it was received, for the
+	// notice-to-replacement and notice-to-drained latencies.
+	AnnotationDisruptionNoticed = Group + "/disruption-noticed-at"
 
 	// TerminationFinalizer holds NodeClaims and Nodes until their instance is gone.
 	TerminationFinalizer = Group + "/termination"

@@ -66,6 +66,12 @@ type NodeClaimSpec struct {
 	// +kubebuilder:validation:Type=string
 	// +optional
 	TerminationGracePeriod *metav1.Duration `json:"terminationGracePeriod,omitempty"`
+	// MaxSpotInterruptionRisk is the pool's ceiling on the interruption risk
+	// of the spot offerings this claim may launch, copied from the template.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MaxSpotInterruptionRisk *int32 `json:"maxSpotInterruptionRisk,omitempty"`
 }
 
 // ResourceRequirements are the resources a NodeClaim asks for.
@@ -126,6 +132,24 @@ const (
 	ConditionDrifted        = "Drifted"
 	ConditionConsolidatable = "Consolidatable"
 	ConditionDisrupting     = "Disrupting"
+)
+
+// Reasons of the Disrupting condition. While a claim is Disrupting its node
+// takes no new pods and the provisioner plans the node's pods elsewhere at
+// once (pkg/provisioning.Disrupted), so their replacement capacity is
+// launched before the node is drained.
+const (
+	// DisruptingReasonSpotInterruption: EC2 sent the two-minute spot
+	// interruption warning for the instance.
+	DisruptingReasonSpotInterruption = "SpotInterruption"
+	// DisruptingReasonScheduledChange: AWS Health scheduled maintenance or
+	// retirement of the instance.
+	DisruptingReasonScheduledChange = "ScheduledChange"
+	// DisruptingReasonInstanceStopping: the instance is stopping.
+	DisruptingReasonInstanceStopping = "InstanceStopping"
+	// DisruptingReasonRebalanceRecommendation: EC2 recommends moving off a
+	// spot instance at elevated risk of interruption.
+	DisruptingReasonRebalanceRecommendation = "RebalanceRecommendation"
 )
 
 // +kubebuilder:object:root=true

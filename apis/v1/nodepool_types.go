@@ -120,6 +120,19 @@ type NodeClaimTemplateSpec struct {
 	// +kubebuilder:validation:Type=string
 	// +optional
 	TerminationGracePeriod *metav1.Duration `json:"terminationGracePeriod,omitempty"`
+	// MaxSpotInterruptionRisk caps the interruption risk of the spot
+	// offerings the pool launches, in percent of instances interrupted per
+	// month. An offering's risk is its instance type's Spot Instance Advisor
+	// range, rated 2.5 (<5%), 7.5 (5-10%), 12.5 (10-15%), 17.5 (15-20%) or
+	// 25 (>20%; 12.5 when the advisor has no entry), plus 10 for every spot
+	// interruption of that type in that zone seen by the interruption handler,
+	// halving every 2 hours. Offerings above the ceiling are not launched;
+	// 10 keeps the two lowest ranges, 20 drops only >20%. Unset: no ceiling.
+	// Either way spot offerings are ordered by price × (1 + risk/25).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MaxSpotInterruptionRisk *int32 `json:"maxSpotInterruptionRisk,omitempty"`
 }
 
 // ConsolidationPolicy says which nodes consolidation may remove.
@@ -154,7 +167,7 @@ type Disruption struct {
 }
 
 // DisruptionReason is why a node is disrupted.
-// +kubebuilder:validation:Enum=Empty;Underutilized;Drifted;Expired
+// +kubebuilder:validation:Enum=Empty;Underutilized;Drifted;Expired;Rebalance
 type DisruptionReason string
 
 const (
@@ -166,6 +179,10 @@ const (
 	DisruptionReasonDrifted DisruptionReason = "Drifted"
 	// DisruptionReasonExpired: it has lived longer than its expireAfter.
 	DisruptionReasonExpired DisruptionReason = "Expired"
+	// DisruptionReasonRebalance: draining a spot node after a rebalance
+	// recommendation (interruption handler in drain mode), once its
+	// replacement is ready.
+	DisruptionReasonRebalance DisruptionReason = "Rebalance"
 )
 
 // DisruptionReasons are every reason, in the order disruption considers them.

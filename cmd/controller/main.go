@@ -1,7 +1,8 @@
 // Command controller is Nodesmith's controller: a controller-runtime manager
 // running the provisioning, NodeClaim lifecycle, termination, garbage
-// collection, emptiness, NodePool and EC2NodeClass controllers against AWS
-// (or a simulated AWS through --aws-endpoint).
+// collection, emptiness, NodePool and EC2NodeClass controllers, and with
+// --interruption-queue the interruption handler, against AWS (or a
+// simulated AWS through --aws-endpoint).
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -28,7 +30,9 @@ import (
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers"
+	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 )
@@ -96,7 +100,7 @@ func run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
-	provider, err := newAWS(ctx, o, mgr.GetClient(), clk)
+	provider, awsCfg, err := newAWS(ctx, o, mgr.GetClient(), clk)
 	if err != nil {
 		return err
 	}
@@ -110,6 +114,7 @@ func run(ctx context.Context, o *Options) error {
 			DisruptionValidationDelay: o.DisruptionValidationDelay,
 			ConsolidationMinSavings:   o.ConsolidationMinSavings,
 		},
+		Interruption: interruptionConfig(o, awsCfg, mgr.GetAPIReader(), provider),
 	})
 	if err != nil {
 		return err
@@ -124,22 +129,40 @@ func run(ctx context.Context, o *Options) error {
 		return err
 	}
 	if o.InterruptionQueue != "" {
-		logger.Info("interruption queue configured; spot interruption handling is not part of this build yet", "queue", o.InterruptionQueue)
+		logger.Info("interruption handling on", "queue", o.InterruptionQueue, "rebalanceMode", o.RebalanceMode, "workers", o.InterruptionWorkers)
 	}
 	logger.Info("starting", "cluster", o.ClusterName, "region", o.AWSRegion, "endpoint", o.AWSEndpoint,
 		"batchIdle", o.BatchIdle.String(), "batchMax", o.BatchMax.String(), "leaderElect", o.LeaderElect, "featureGates", o.FeatureGates)
 	return mgr.Start(ctx)
 }
 
-// newAWS builds the AWS provider with clients aimed at --aws-endpoint when set.
-func newAWS(ctx context.Context, o *Options, kube client.Client, clk clock.Clock) (*awsprovider.Provider, error) {
+// interruptionConfig is the interruption handler's setup, nil without --interruption-queue.
+func interruptionConfig(o *Options, awsCfg aws.Config, fresh client.Reader, provider *awsprovider.Provider) *controllers.Interruption {
+	if o.InterruptionQueue == "" {
+		return nil
+	}
+	opts := interruption.DefaultOptions(o.InterruptionQueue)
+	opts.Workers = o.InterruptionWorkers
+	opts.Rebalance = interruptionpolicy.RebalanceMode(o.RebalanceMode)
+	if o.PodName != "" {
+		opts.Self = &types.NamespacedName{Namespace: o.LeaderElectionNS, Name: o.PodName}
+	}
+	return &controllers.Interruption{
+		SQS: sqs.NewFromConfig(awsCfg), Options: opts, Fresh: fresh,
+		Unavailable: provider.Unavailable(), History: provider.Interruptions(),
+	}
+}
+
+// newAWS builds the AWS provider with clients aimed at --aws-endpoint when
+// set, and returns the AWS configuration (endpoint included) for the other clients.
+func newAWS(ctx context.Context, o *Options, kube client.Client, clk clock.Clock) (*awsprovider.Provider, aws.Config, error) {
 	loadOpts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRetryer(awsprovider.NewRetryer(5, 5*time.Second))}
 	if o.AWSRegion != "" {
 		loadOpts = append(loadOpts, awsconfig.WithRegion(o.AWSRegion))
 	}
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, loadOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
+		return nil, aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
 	}
 	if o.AWSEndpoint != "" {
 		awsCfg.BaseEndpoint = aws.String(o.AWSEndpoint)
@@ -162,7 +185,7 @@ func newAWS(ctx context.Context, o *Options, kube client.Client, clk clock.Clock
 		Options:     awsprovider.Options{Region: awsCfg.Region, Log: ctrl.Log.WithName("aws")},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("building the AWS provider: %w", err)
+		return nil, aws.Config{}, fmt.Errorf("building the AWS provider: %w", err)
 	}
-	return p, nil
+	return p, awsCfg, nil
 }

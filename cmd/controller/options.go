@@ -11,6 +11,8 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers"
 	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
 	"github.com/nodesmith/nodesmith/pkg/disruption"
+	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
+	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
@@ -23,6 +25,11 @@ type Options struct {
 	ClusterEndpoint     string
 	ClusterCABundle     string
 	InterruptionQueue   string
+	InterruptionWorkers int
+	RebalanceMode       string
+	// PodName is the controller's own Pod (POD_NAME), where interruption
+	// queue problems are reported; empty outside a Pod.
+	PodName             string
 	BatchIdle           time.Duration
 	BatchMax            time.Duration
 	AWSRegion           string
@@ -67,6 +74,18 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 		}
 		fs.StringVar(p, name, v, usage+" (env "+envName+")")
 	}
+	num := func(p *int, name, envName string, def int, usage string) {
+		v := def
+		if e := env(envName); e != "" {
+			n, err := strconv.Atoi(e)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%q is not a whole number", envName, e))
+			} else {
+				v = n
+			}
+		}
+		fs.IntVar(p, name, v, usage+" (env "+envName+")")
+	}
 	dur := func(p *time.Duration, name, envName string, def time.Duration, usage string) {
 		v := def
 		if e := env(envName); e != "" {
@@ -82,7 +101,10 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 	str(&o.ClusterName, "cluster-name", "CLUSTER_NAME", "", "name of the cluster; instances are tagged with it")
 	str(&o.ClusterEndpoint, "cluster-endpoint", "CLUSTER_ENDPOINT", "", "API server endpoint nodes join")
 	str(&o.ClusterCABundle, "cluster-ca-bundle", "CLUSTER_CA_BUNDLE", "", "base64 PEM CA bundle nodes trust")
-	str(&o.InterruptionQueue, "interruption-queue", "INTERRUPTION_QUEUE", "", "SQS queue of spot and health events (empty: off)")
+	str(&o.InterruptionQueue, "interruption-queue", "INTERRUPTION_QUEUE", "", "SQS queue (name or URL) of EC2 spot interruption, rebalance, state-change and AWS Health events; its nodes are replaced and drained before they go (empty: off)")
+	num(&o.InterruptionWorkers, "interruption-workers", "INTERRUPTION_WORKERS", interruption.DefaultWorkers, "instances of one batch of interruption messages handled in parallel")
+	str(&o.RebalanceMode, "rebalance-mode", "REBALANCE_MODE", string(interruptionpolicy.DefaultRebalanceMode),
+		"what a rebalance recommendation does: off (an Event only), prespin (launch the replacement now, drain only when an interruption notice follows) or drain (launch, then drain once the replacement is ready and the NodePool's budget allows)")
 	dur(&o.BatchIdle, "batch-idle-duration", "BATCH_IDLE_DURATION", batcher.DefaultIdle, "a batch closes after this long without a new pending pod")
 	dur(&o.BatchMax, "batch-max-duration", "BATCH_MAX_DURATION", batcher.DefaultMax, "a batch closes at the latest this long after its first pod")
 	str(&o.AWSRegion, "aws-region", "AWS_REGION", "", "AWS region")
@@ -128,6 +150,7 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 		return nil, err
 	}
 	o.FeatureGates = g
+	o.PodName = env("POD_NAME")
 	return o, o.validate()
 }
 
@@ -138,6 +161,12 @@ func (o *Options) validate() error {
 	}
 	if o.BatchIdle <= 0 || o.BatchMax < o.BatchIdle {
 		errs = append(errs, fmt.Sprintf("batch windows need 0 < idle (%s) <= max (%s)", o.BatchIdle, o.BatchMax))
+	}
+	if _, err := interruptionpolicy.ParseRebalanceMode(o.RebalanceMode); err != nil {
+		errs = append(errs, "--rebalance-mode: "+err.Error())
+	}
+	if o.InterruptionWorkers < 1 {
+		errs = append(errs, "--interruption-workers must be at least 1")
 	}
 	if o.RegistrationTimeout <= 0 {
 		errs = append(errs, "--registration-timeout must be positive")

@@ -59,6 +59,22 @@ func TestParse(t *testing.T) {
 		{name: "bad batch windows", args: []string{"--cluster-name=lab", "--batch-idle-duration=5s", "--batch-max-duration=1s"}, wantErr: "batch windows"},
 		{name: "bad env duration", env: map[string]string{"BATCH_MAX_DURATION": "soon"}, wantErr: "BATCH_MAX_DURATION"},
 		{name: "bad log level", args: []string{"--cluster-name=lab", "--log-level=loud"}, wantErr: "--log-level"},
+		{name: "interruption defaults", args: []string{"--cluster-name=lab"}, check: func(o *Options) string {
+			if o.InterruptionQueue != "" || o.InterruptionWorkers != 10 || o.RebalanceMode != "prespin" {
+				return "interruption defaults differ from the documented ones"
+			}
+			return ""
+		}},
+		{name: "interruption settings from env", env: map[string]string{"CLUSTER_NAME": "lab", "INTERRUPTION_QUEUE": "q", "INTERRUPTION_WORKERS": "4", "REBALANCE_MODE": "drain", "POD_NAME": "nodesmith-0"},
+			check: func(o *Options) string {
+				if o.InterruptionQueue != "q" || o.InterruptionWorkers != 4 || o.RebalanceMode != "drain" || o.PodName != "nodesmith-0" {
+					return "interruption environment ignored"
+				}
+				return ""
+			}},
+		{name: "bad rebalance mode", args: []string{"--cluster-name=lab", "--rebalance-mode=sometimes"}, wantErr: "--rebalance-mode"},
+		{name: "no interruption workers", args: []string{"--cluster-name=lab", "--interruption-workers=0"}, wantErr: "--interruption-workers"},
+		{name: "bad workers env", env: map[string]string{"CLUSTER_NAME": "lab", "INTERRUPTION_WORKERS": "many"}, wantErr: "INTERRUPTION_WORKERS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -67,8 +67,13 @@ type Offering struct {
 	CapacityType string // spot | on-demand (nodesmith.sh/capacity-type values)
 	// Price in USD per hour.
 	Price float64
-	// Available is false while the offering is known to be out of capacity (ICE).
+	// Available is false while the offering is known to be out of capacity
+	// (ICE), or above its pool's spot interruption risk ceiling.
 	Available bool
+	// InterruptionRisk is a spot offering's rated risk in percent of
+	// instances interrupted per month (SpotRisk), filled by WithSpotRisk;
+	// zero when not rated and for on-demand.
+	InterruptionRisk float64
 }
 
 // Offerings is the list of an instance type's offerings.

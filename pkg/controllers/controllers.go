@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -10,11 +11,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/costmetrics"
 	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
 	nsevents "github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/garbagecollection"
+	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclass"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodepool"
@@ -45,6 +48,22 @@ type Config struct {
 	Events  events.EventRecorder
 	Metrics *metrics.Metrics
 	Options Options
+	// Interruption, when set, runs the interruption handler on its queue.
+	Interruption *Interruption
+}
+
+// Interruption is what the interruption handler needs beyond Config.
+type Interruption struct {
+	// SQS reads the queue named in Options.Queue.
+	SQS     interruption.SQSAPI
+	Options interruption.Options
+	// Fresh reads the claims a notice changes uncached (the manager's
+	// APIReader); Kube when nil.
+	Fresh client.Reader
+	// Unavailable and History are the AWS provider's ICE cache and spot
+	// interruption history, which notices feed.
+	Unavailable *catalog.UnavailableOfferings
+	History     *catalog.InterruptionHistory
 }
 
 // Options are the controllers' settings (cmd/controller's flags).
@@ -142,6 +161,16 @@ func New(cfg Config) (*Set, error) {
 		garbagecollection.New(kube, cloud, clk, rec, m, garbagecollection.Options{Interval: o.GCInterval, Grace: o.GCGrace}),
 		costmetrics.New(cluster, m, costmetrics.DefaultInterval),
 	)
+	if in := cfg.Interruption; in != nil {
+		deps := interruption.Deps{Kube: kube, Fresh: in.Fresh, Clock: clk, Recorder: rec, Metrics: m,
+			Unavailable: in.Unavailable, History: in.History, Nominations: cluster, Wake: prov.TriggerNow, Renew: prov.Trigger}
+		queue, err := interruption.NewQueue(deps, in.SQS, in.Options)
+		if err != nil {
+			return nil, fmt.Errorf("setting up the interruption handler: %w", err)
+		}
+		s.Singletons = append(s.Singletons, queue)
+		s.Controllers = append(s.Controllers, interruption.NewDisrupted(deps, in.Options.Rebalance).Controller())
+	}
 	return s, nil
 }
 

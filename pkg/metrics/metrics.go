@@ -42,7 +42,8 @@ type Metrics struct {
 	CloudErrors   *prometheus.CounterVec
 	CloudDuration *prometheus.HistogramVec
 
-	Disruption Disruption
+	Disruption   Disruption
+	Interruption Interruption
 }
 
 // New builds the collectors and registers them on reg. It fails when reg
@@ -89,15 +90,16 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Latency of cloud provider calls.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
 		}, []string{LabelMethod}),
+		Interruption: newInterruption(),
 	}
 	m.Disruption = newDisruption()
-	for _, c := range []prometheus.Collector{
+	for _, c := range append([]prometheus.Collector{
 		m.Disruption.Decisions, m.Disruption.Savings, m.Disruption.Candidates, m.Disruption.Skipped, m.Disruption.Allowed,
 		m.Disruption.ValidationFailures, m.Disruption.Aborted, m.Disruption.PlanDuration,
 		m.SchedulingDuration, m.QueueDepth, m.PodsPending, m.PodsUnschedulable,
 		m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered, m.NodeClaimsInitialized, m.NodeClaimsTerminated,
 		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CostNamespace, m.CostIdle, m.CloudCalls, m.CloudErrors, m.CloudDuration,
-	} {
+	}, m.Interruption.collectors()...) {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

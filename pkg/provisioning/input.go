@@ -32,12 +32,15 @@ type Pending struct {
 }
 
 // PendingPods splits the snapshot's provisionable pods into those to plan
-// and those a nomination holds back.
+// and those a nomination holds back. Pods running on a disrupted node
+// (Disrupted, Reschedulable) count as provisionable: their replacement
+// capacity is planned before the node is drained.
 func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending {
 	ready := readySince(snap)
+	disrupted := disruptedNodes(snap)
 	out := Pending{Held: map[string][]*corev1.Pod{}}
 	for _, pod := range snap.Pods {
-		if ok, _ := lifecycle.IsProvisionable(pod); !ok {
+		if ok, _ := lifecycle.IsProvisionable(pod); !ok && !movedOff(pod, disrupted) {
 			continue
 		}
 		if target, ok := nominated(pod.UID); ok {
@@ -129,15 +132,28 @@ func poolsOf(snap *Snapshot, typesByPool map[string][]*catalog.InstanceType) ([]
 
 // ExistingNodes are the nodes and in-flight claims the solver may fill;
 // held pods take room on the node or claim they are nominated to.
+// A disrupted node is marked for deletion and its reschedulable pods are
+// left off it: PendingPods plans them, so counting them here too would
+// count them twice for topology spread.
 func ExistingNodes(snap *Snapshot, held map[string][]*corev1.Pod) []*scheduling.ExistingNode {
 	var out []*scheduling.ExistingNode
 	registered := map[string]bool{}
+	disrupted := disruptedNodes(snap)
 	for _, n := range snap.Nodes {
 		claim := snap.ClaimByNode[n.Name]
+		pods := snap.PodsByNode[n.Name]
+		if disrupted[n.Name] {
+			pods = nil
+			for _, p := range snap.PodsByNode[n.Name] {
+				if !movedOff(p, disrupted) {
+					pods = append(pods, p)
+				}
+			}
+		}
 		en := &scheduling.ExistingNode{
 			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Allocatable: n.Status.Allocatable,
-			Pods:              append(append([]*corev1.Pod{}, snap.PodsByNode[n.Name]...), held[n.Name]...),
-			MarkedForDeletion: !n.DeletionTimestamp.IsZero() || hasTaint(n, nsv1.DisruptedTaint),
+			Pods:              append(append([]*corev1.Pod{}, pods...), held[n.Name]...),
+			MarkedForDeletion: !n.DeletionTimestamp.IsZero() || hasTaint(n, nsv1.DisruptedTaint) || disrupted[n.Name],
 		}
 		if claim != nil {
 			registered[claim.Name] = true
@@ -157,7 +173,7 @@ func ExistingNodes(snap *Snapshot, held map[string][]*corev1.Pod) []*scheduling.
 		}
 		out = append(out, &scheduling.ExistingNode{
 			Name: c.Name, Labels: ClaimLabels(c), Taints: c.Spec.Taints, Allocatable: alloc,
-			Pods: held[c.Name], InFlight: true,
+			Pods: held[c.Name], InFlight: true, MarkedForDeletion: Disrupted(c),
 		})
 	}
 	return out

@@ -13,8 +13,9 @@ import (
 // labels and the pool, annotated with the template's annotations and the
 // pool's template hash (drift compares it, see pkg/disruption), with the
 // requirements narrowed to the planned options and the pool template's node
-// class, expiry and grace period. The unregistered taint is not part of it:
-// the cloud provider puts it on the node at launch.
+// class, expiry, grace period and spot interruption risk ceiling. The
+// unregistered taint is not part of it: the cloud provider puts it on the
+// node at launch.
 func NewNodeClaim(pool *nsv1.NodePool, cp *scheduling.ClaimPlan, name string) *nsv1.NodeClaim {
 	tmpl := pool.Spec.Template
 	labels := map[string]string{}
@@ -40,13 +41,14 @@ func NewNodeClaim(pool *nsv1.NodePool, cp *scheduling.ClaimPlan, name string) *n
 			}},
 		},
 		Spec: nsv1.NodeClaimSpec{
-			Requirements:           ClaimRequirements(cp),
-			Resources:              nsv1.ResourceRequirements{Requests: cp.Requests},
-			Taints:                 cp.Taints,
-			StartupTaints:          cp.StartupTaints,
-			NodeClassRef:           tmpl.Spec.NodeClassRef,
-			ExpireAfter:            tmpl.Spec.ExpireAfter,
-			TerminationGracePeriod: tmpl.Spec.TerminationGracePeriod,
+			Requirements:            ClaimRequirements(cp),
+			Resources:               nsv1.ResourceRequirements{Requests: cp.Requests},
+			Taints:                  cp.Taints,
+			StartupTaints:           cp.StartupTaints,
+			NodeClassRef:            tmpl.Spec.NodeClassRef,
+			ExpireAfter:             tmpl.Spec.ExpireAfter,
+			TerminationGracePeriod:  tmpl.Spec.TerminationGracePeriod,
+			MaxSpotInterruptionRisk: tmpl.Spec.MaxSpotInterruptionRisk,
 		},
 	}
 }

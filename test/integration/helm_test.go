@@ -108,6 +108,8 @@ func TestHelmTemplateIsAccepted(t *testing.T) {
 clusterName: prod-eu
 clusterEndpoint: https://ABC.gr7.eu-west-1.eks.amazonaws.com
 interruptionQueue: prod-eu-nodesmith
+rebalanceMode: drain
+interruptionWorkers: 4
 aws: {region: eu-west-1, credentials: irsa, roleArn: "arn:aws:iam::111122223333:role/nodesmith"}
 logLevel: debug
 featureGates: {SpotToSpotConsolidation: true, Disruption: false}
@@ -117,6 +119,7 @@ podDisruptionBudget: {enabled: true, minAvailable: 1}
 `, func(t *testing.T, objs map[string]*unstructured.Unstructured) {
 			c := deployment(t, objs).Spec.Template.Spec.Containers[0]
 			for _, want := range []string{"--cluster-endpoint=$(CLUSTER_ENDPOINT)", "--interruption-queue=$(INTERRUPTION_QUEUE)",
+				"--rebalance-mode=drain", "--interruption-workers=4",
 				"--aws-region=$(AWS_REGION)", "--log-level=debug", "--feature-gates=Disruption=false,SpotToSpotConsolidation=true"} {
 				if !slices.Contains(c.Args, want) {
 					t.Errorf("args %q lack %q", c.Args, want)
@@ -180,6 +183,8 @@ func TestHelmRefusesBadValues(t *testing.T) {
 		{"unknown credentials mode", "clusterName: demo\naws: {credentials: keys}\n", `aws.credentials must be podIdentity, irsa or none, not "keys"`},
 		{"misspelt value", "clusterName: demo\ninterruptionqueue: q\n", "additional properties 'interruptionqueue' not allowed"},
 		{"unknown log level", "clusterName: demo\nlogLevel: warn\n", "logLevel"},
+		{"unknown rebalance mode", "clusterName: demo\nrebalanceMode: sometimes\n", "rebalanceMode"},
+		{"no interruption workers", "clusterName: demo\ninterruptionWorkers: 0\n", "interruptionWorkers"},
 		{"replicas as a word", "clusterName: demo\nreplicas: two\n", "replicas"},
 		{"own ServiceAccount without a name", "clusterName: demo\nserviceAccount: {create: false}\n", "serviceAccount.name is required when serviceAccount.create is false"},
 	}
@@ -277,6 +282,9 @@ func TestHelmNotes(t *testing.T) {
 			"assumes arn:aws:iam::111122223333:role/nodesmith",
 			"system:serviceaccount:nodesmith:nodesmith",
 			"nodesmith.sh/discovery=demo",
+			"Interruption handling reads the SQS queue q",
+			"Rebalance recommendations: prespin",
+			"nodesmith.sh/InterruptionQueueReady",
 		}, []string{"interruption handling is OFF", "pod-identity-association"}},
 	}
 	for _, tt := range tests {

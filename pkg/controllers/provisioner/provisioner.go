@@ -108,6 +108,18 @@ func (p *Provisioner) Trigger(podUID string) {
 	}
 }
 
+// TriggerNow adds key to the current batch and closes it at once: the
+// interruption handler's call when a node is about to go away.
+func (p *Provisioner) TriggerNow(key string) {
+	p.mu.Lock()
+	p.window.Expedite(p.clk.Now(), key)
+	wake := p.wake
+	p.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
+}
+
 // Replan triggers a batch for pods released from a failed claim.
 func (p *Provisioner) Replan(pods []types.UID) {
 	for _, uid := range pods {

@@ -53,3 +53,17 @@ func TestLaunchMarks(t *testing.T) {
 		t.Fatal("StartLaunch after EndLaunch was refused")
 	}
 }
+
+func TestInstanceID(t *testing.T) {
+	for pid, want := range map[string]string{
+		"aws:///us-east-1a/i-0123456789abcdef0": "i-0123456789abcdef0",
+		"kwok://node-1":                         "node-1",
+		"":                                      "",
+		"aws:///us-east-1a/":                    "",
+		"no-slash":                              "",
+	} {
+		if got := InstanceID(pid); got != want {
+			t.Errorf("InstanceID(%q) = %q, want %q", pid, got, want)
+		}
+	}
+}

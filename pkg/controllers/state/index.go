@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +17,10 @@ const (
 	NodeProviderIDIndex      = "spec.providerID"
 	NodeClaimProviderIDIndex = "status.providerID"
 	NodeClaimNodeNameIndex   = "status.nodeName"
+	// NodeClaimInstanceIDIndex keys claims by the last segment of their
+	// providerID (the EC2 instance id of aws:///<zone>/<id>), which is all
+	// an interruption notice names.
+	NodeClaimInstanceIDIndex = "status.providerID.instanceID"
 )
 
 // IndexFields registers the field indexes on the manager's cache; call it
@@ -45,6 +50,14 @@ func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
 	}); err != nil {
 		return fmt.Errorf("indexing nodeclaims by providerID: %w", err)
 	}
+	if err := idx.IndexField(ctx, &nsv1.NodeClaim{}, NodeClaimInstanceIDIndex, func(o client.Object) []string {
+		if id := InstanceID(o.(*nsv1.NodeClaim).Status.ProviderID); id != "" {
+			return []string{id}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing nodeclaims by instance id: %w", err)
+	}
 	if err := idx.IndexField(ctx, &nsv1.NodeClaim{}, NodeClaimNodeNameIndex, func(o client.Object) []string {
 		if n := o.(*nsv1.NodeClaim).Status.NodeName; n != "" {
 			return []string{n}
@@ -54,6 +67,24 @@ func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
 		return fmt.Errorf("indexing nodeclaims by node name: %w", err)
 	}
 	return nil
+}
+
+// InstanceID is the last path segment of a providerID ("" when there is none).
+func InstanceID(providerID string) string {
+	i := strings.LastIndex(providerID, "/")
+	if i < 0 || i == len(providerID)-1 {
+		return ""
+	}
+	return providerID[i+1:]
+}
+
+// ClaimsByInstanceID lists the NodeClaims whose providerID ends in id.
+func ClaimsByInstanceID(ctx context.Context, c client.Reader, id string) ([]nsv1.NodeClaim, error) {
+	var list nsv1.NodeClaimList
+	if err := c.List(ctx, &list, client.MatchingFields{NodeClaimInstanceIDIndex: id}); err != nil {
+		return nil, fmt.Errorf("finding the nodeclaim of instance %s: %w", id, err)
+	}
+	return list.Items, nil
 }
 
 // ClaimByNodeName returns the NodeClaim registered as node, or nil.

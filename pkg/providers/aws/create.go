@@ -135,7 +135,9 @@ func (p *Provider) prepare(ctx context.Context, claim *nsv1.NodeClaim) (*launch,
 func (p *Provider) planLaunch(ctx context.Context, l *launch, attempt int) error {
 	subnets := p.usableSubnets(l.res.Subnets)
 	iceSeq := p.ice.SeqNum()
-	l.types = catalog.WithAvailability(l.base, p.ice)
+	// Spot offerings carry their interruption risk: plan orders them by
+	// risk-weighted price and the pool's ceiling (copied to the claim) drops some.
+	l.types = catalog.WithSpotRisk(catalog.WithAvailability(l.base, p.ice), p.history, l.claim.Spec.MaxSpotInterruptionRisk)
 	pl, err := plan.Make(plan.Input{
 		Requirements: l.claim.Spec.Requirements, Requests: l.claim.Spec.Resources.Requests,
 		InstanceTypes: l.types, Subnets: subnets, MaxOptions: p.opts.MaxOverrides,
@@ -276,7 +278,8 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 		byArch[arch] = append(byArch[arch], ec2types.FleetLaunchTemplateOverridesRequest{
 			InstanceType: ec2types.InstanceType(o.InstanceType.Name),
 			SubnetId:     aws.String(o.SubnetID),
-			Priority:     aws.Float64(o.Price),
+			// The order's key, so a prioritized strategy reads the order we chose.
+			Priority: aws.Float64(o.Cost()),
 		})
 	}
 	sort.Strings(archs)
@@ -368,6 +371,16 @@ func (p *Provider) launched(claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *
 		}
 	}
 	c.Status.Price = nsv1.FormatPrice(price)
+	groups := make([]string, 0, len(res.SecurityGroups))
+	for _, g := range res.SecurityGroups {
+		groups = append(groups, g.ID)
+	}
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	for k, v := range awsv1.LaunchAnnotations(nc, subnet, groups) {
+		c.Annotations[k] = v
+	}
 	return c
 }
 

@@ -111,7 +111,7 @@ func TestCreateFleetRequestShape(t *testing.T) {
 				for _, ov := range cfg.Overrides {
 					n++
 					if p := aws.ToFloat64(ov.Priority); p < last {
-						t.Errorf("override %s priced %v after one priced %v", ov.InstanceType, p, last)
+						t.Errorf("override %s has priority %v after one with %v: overrides must come in priority order", ov.InstanceType, p, last)
 					} else {
 						last = p
 					}

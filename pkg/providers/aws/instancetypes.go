@@ -17,8 +17,19 @@ import (
 // GetInstanceTypes returns the types the pool's node class can launch: the
 // catalog's types with offerings in the zones of the node class's subnets,
 // current spot prices, allocatable from the node class's kubelet settings,
-// and the ICE cache applied.
+// the ICE cache applied, and spot offerings above the pool's
+// maxSpotInterruptionRisk marked unavailable, so the solver plans only
+// what Create may launch.
 func (p *Provider) GetInstanceTypes(ctx context.Context, pool *nsv1.NodePool) ([]*catalog.InstanceType, error) {
+	types, err := p.availableTypes(ctx, pool)
+	if err != nil || pool.Spec.Template.Spec.MaxSpotInterruptionRisk == nil {
+		return types, err
+	}
+	return catalog.WithSpotRisk(types, p.history, pool.Spec.Template.Spec.MaxSpotInterruptionRisk), nil
+}
+
+// availableTypes is GetInstanceTypes before the risk ceiling.
+func (p *Provider) availableTypes(ctx context.Context, pool *nsv1.NodePool) ([]*catalog.InstanceType, error) {
 	nc, err := p.nodeClass(ctx, pool.Spec.Template.Spec.NodeClassRef)
 	if err != nil {
 		return nil, err

@@ -85,8 +85,12 @@ type Config struct {
 	Clock   clock.Clock
 	// Unavailable is the ICE cache shared with whatever else reads offerings.
 	Unavailable *catalog.UnavailableOfferings
-	NodeClasses NodeClassGetter
-	Options     Options
+	// Interruptions are the spot interruptions the interruption handler
+	// has seen; they raise the risk of their offerings (catalog.SpotRisk).
+	// New makes an empty history when nil.
+	Interruptions *catalog.InterruptionHistory
+	NodeClasses   NodeClassGetter
+	Options       Options
 }
 
 func (o Options) withDefaults() Options {

@@ -24,6 +24,7 @@ type Provider struct {
 	cluster     Cluster
 	clock       clock.Clock
 	ice         *catalog.UnavailableOfferings
+	history     *catalog.InterruptionHistory
 	nodeClasses NodeClassGetter
 	opts        Options
 	log         logr.Logger
@@ -92,6 +93,9 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Unavailable == nil {
 		cfg.Unavailable = catalog.NewUnavailableOfferings(cfg.Clock, opts.ICETTL)
 	}
+	if cfg.Interruptions == nil {
+		cfg.Interruptions = catalog.NewInterruptionHistory(cfg.Clock, 0)
+	}
 	specs := opts.Specs
 	if specs == nil {
 		var err error
@@ -100,7 +104,7 @@ func New(cfg Config) (*Provider, error) {
 		}
 	}
 	p := &Provider{
-		ec2: cfg.EC2, ssm: cfg.SSM, iam: cfg.IAM, cluster: cfg.Cluster, clock: cfg.Clock, ice: cfg.Unavailable,
+		ec2: cfg.EC2, ssm: cfg.SSM, iam: cfg.IAM, cluster: cfg.Cluster, clock: cfg.Clock, ice: cfg.Unavailable, history: cfg.Interruptions,
 		nodeClasses: cfg.NodeClasses, opts: opts, log: opts.Log,
 		specs: make(map[string]catalog.Spec, len(specs)), specList: specs,
 		templates: map[string]bool{}, resolved: map[string]resolvedEntry{}, typeCache: map[string]typesEntry{},
@@ -118,6 +122,9 @@ func (p *Provider) Name() string { return "aws" }
 
 // Unavailable is the ICE cache the provider marks.
 func (p *Provider) Unavailable() *catalog.UnavailableOfferings { return p.ice }
+
+// Interruptions is the history of observed spot interruptions the provider rates offerings with.
+func (p *Provider) Interruptions() *catalog.InterruptionHistory { return p.history }
 
 // nodeClass reads the claim's or pool's node class.
 func (p *Provider) nodeClass(ctx context.Context, ref *nsv1.NodeClassReference) (*awsv1.EC2NodeClass, error) {

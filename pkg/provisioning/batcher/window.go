@@ -17,6 +17,8 @@ type Window struct {
 	keys  []string
 	first time.Time
 	last  time.Time
+	// urgentAt, when set, closes the window at once (see Expedite).
+	urgentAt time.Time
 }
 
 // NewWindow returns an empty window that closes after idle without a new key
@@ -51,6 +53,16 @@ func (w *Window) Add(now time.Time, key string) bool {
 	return true
 }
 
+// Expedite adds key and closes the window now: a node is about to go
+// away and its pods must be planned without waiting for the batch to
+// settle. Keys already in the window go with it.
+func (w *Window) Expedite(now time.Time, key string) {
+	w.Add(now, key)
+	if w.urgentAt.IsZero() {
+		w.urgentAt = now
+	}
+}
+
 // Len is the number of distinct keys in the window.
 func (w *Window) Len() int { return len(w.keys) }
 
@@ -66,6 +78,9 @@ func (w *Window) NextDeadline() (deadline time.Time, ok bool) {
 	if len(w.keys) == 0 {
 		return time.Time{}, false
 	}
+	if !w.urgentAt.IsZero() {
+		return w.urgentAt, true
+	}
 	idle := w.last.Add(w.idle)
 	max := w.first.Add(w.max)
 	if max.Before(idle) {
@@ -79,6 +94,6 @@ func (w *Window) Flush() []string {
 	keys := w.keys
 	w.keys = nil
 	w.seen = map[string]struct{}{}
-	w.first, w.last = time.Time{}, time.Time{}
+	w.first, w.last, w.urgentAt = time.Time{}, time.Time{}, time.Time{}
 	return keys
 }

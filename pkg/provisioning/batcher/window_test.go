@@ -10,8 +10,9 @@ func TestWindow(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	type add struct {
-		ms  int
-		key string
+		ms     int
+		key    string
+		urgent bool
 	}
 	tests := []struct {
 		name         string
@@ -23,21 +24,29 @@ func TestWindow(t *testing.T) {
 		wantKeys     []string
 	}{
 		{name: "empty window is never due", idle: time.Second, max: 10 * time.Second, checkMs: 60000, wantDue: false, wantDeadline: -1},
-		{name: "one key, before idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a"}}, checkMs: 999, wantDue: false, wantDeadline: 1000, wantKeys: []string{"a"}},
-		{name: "one key, at idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a"}}, checkMs: 1000, wantDue: true, wantDeadline: 1000, wantKeys: []string{"a"}},
-		{name: "new key extends idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a"}, {800, "b"}}, checkMs: 1500, wantDue: false, wantDeadline: 1800, wantKeys: []string{"a", "b"}},
-		{name: "duplicate key does not extend idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a"}, {800, "a"}}, checkMs: 1000, wantDue: true, wantDeadline: 1000, wantKeys: []string{"a"}},
+		{name: "one key, before idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false}}, checkMs: 999, wantDue: false, wantDeadline: 1000, wantKeys: []string{"a"}},
+		{name: "one key, at idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false}}, checkMs: 1000, wantDue: true, wantDeadline: 1000, wantKeys: []string{"a"}},
+		{name: "new key extends idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false}, {800, "b", false}}, checkMs: 1500, wantDue: false, wantDeadline: 1800, wantKeys: []string{"a", "b"}},
+		{name: "duplicate key does not extend idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false}, {800, "a", false}}, checkMs: 1000, wantDue: true, wantDeadline: 1000, wantKeys: []string{"a"}},
 		{name: "steady trickle closes at max", idle: time.Second, max: 3 * time.Second,
-			adds:    []add{{0, "a"}, {900, "b"}, {1800, "c"}, {2700, "d"}},
+			adds:    []add{{0, "a", false}, {900, "b", false}, {1800, "c", false}, {2700, "d", false}},
 			checkMs: 3000, wantDue: true, wantDeadline: 3000, wantKeys: []string{"a", "b", "c", "d"}},
-		{name: "defaults for zero durations", adds: []add{{0, "a"}}, checkMs: 999, wantDue: false, wantDeadline: 1000, wantKeys: []string{"a"}},
-		{name: "max shorter than idle is raised to idle", idle: 2 * time.Second, max: time.Second, adds: []add{{0, "a"}}, checkMs: 1500, wantDue: false, wantDeadline: 2000, wantKeys: []string{"a"}},
+		{name: "defaults for zero durations", adds: []add{{0, "a", false}}, checkMs: 999, wantDue: false, wantDeadline: 1000, wantKeys: []string{"a"}},
+		{name: "an expedited key closes the window with what it holds", idle: time.Second, max: 10 * time.Second,
+			adds: []add{{0, "a", false}, {300, "b", true}}, checkMs: 300, wantDue: true, wantDeadline: 300, wantKeys: []string{"a", "b"}},
+		{name: "keys after an expedited one do not hold the window open", idle: time.Second, max: 10 * time.Second,
+			adds: []add{{0, "a", true}, {200, "b", false}, {400, "c", true}}, checkMs: 400, wantDue: true, wantDeadline: 0, wantKeys: []string{"a", "b", "c"}},
+		{name: "max shorter than idle is raised to idle", idle: 2 * time.Second, max: time.Second, adds: []add{{0, "a", false}}, checkMs: 1500, wantDue: false, wantDeadline: 2000, wantKeys: []string{"a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := NewWindow(tt.idle, tt.max)
 			for _, a := range tt.adds {
-				w.Add(at(a.ms), a.key)
+				if a.urgent {
+					w.Expedite(at(a.ms), a.key)
+				} else {
+					w.Add(at(a.ms), a.key)
+				}
 			}
 			if got := w.Due(at(tt.checkMs)); got != tt.wantDue {
 				t.Errorf("Due(%dms) = %v, want %v", tt.checkMs, got, tt.wantDue)

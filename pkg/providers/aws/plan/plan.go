@@ -46,7 +46,21 @@ type Option struct {
 	Zone         string
 	SubnetID     string
 	Price        float64
+	// Risk is the offering's spot interruption risk (catalog.SpotRisk),
+	// zero when not rated and for on-demand.
+	Risk float64
 }
+
+// RiskWeight scales an option's interruption risk into its ordering cost:
+// price × (1 + risk/RiskWeight), so a pool rated 25 (>20% interrupted a
+// month) is weighed at twice its price and one rated 2.5 (<5%) at 1.1×.
+const RiskWeight = 25.0
+
+// Cost orders options: the price weighted by the spot interruption risk
+// (see RiskWeight), so of two pools at about the same price the calmer one
+// comes first and is kept when the list is cut to the override limit; the
+// plain price for unrated and on-demand options.
+func (o Option) Cost() float64 { return o.Price * (1 + o.Risk/RiskWeight) }
 
 // Plan is what to ask EC2 for.
 type Plan struct {
@@ -136,7 +150,7 @@ func Make(in Input) (Plan, error) {
 			continue
 		}
 		byCT[c.off.CapacityType] = append(byCT[c.off.CapacityType], Option{
-			InstanceType: c.it, Zone: c.off.Zone, SubnetID: subnets[c.off.Zone], Price: c.off.Price,
+			InstanceType: c.it, Zone: c.off.Zone, SubnetID: subnets[c.off.Zone], Price: c.off.Price, Risk: c.off.InterruptionRisk,
 		})
 	}
 	p := Plan{CapacityType: nsv1.CapacityTypeSpot}
@@ -157,6 +171,9 @@ func Make(in Input) (Plan, error) {
 		return Plan{}, ErrNoOptions
 	}
 	sort.SliceStable(opts, func(i, j int) bool {
+		if ci, cj := opts[i].Cost(), opts[j].Cost(); ci != cj {
+			return ci < cj
+		}
 		if opts[i].Price != opts[j].Price {
 			return opts[i].Price < opts[j].Price
 		}

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
@@ -27,6 +28,8 @@ func off(zone, ct string, price float64) catalog.Offering {
 }
 
 func ice(o catalog.Offering) catalog.Offering { o.Available = false; return o }
+
+func rated(o catalog.Offering, risk float64) catalog.Offering { o.InterruptionRisk = risk; return o }
 
 const (
 	spot = nsv1.CapacityTypeSpot
@@ -60,6 +63,21 @@ func TestMake(t *testing.T) {
 				itype(c5, off("z1", spot, 0.032), off("z1", od, 0.085)),
 			}, Subnets: subnets},
 			wantCT: spot, want: []string{"c5.large/z1/subnet-b", "m5.large/z1/subnet-b", "m5.large/z2/subnet-c"},
+		},
+		{
+			name: "rated spot offerings in order of risk-weighted price: a calm pool before a cheaper, often reclaimed one",
+			in: Input{InstanceTypes: []*catalog.InstanceType{
+				itype(m5, rated(off("z1", spot, 0.035), 2.5), rated(off("z2", spot, 0.036), 12.5), off("z1", od, 0.096)),
+				itype(c5, rated(off("z1", spot, 0.032), 25), off("z1", od, 0.085)),
+			}, Subnets: subnets},
+			wantCT: spot, want: []string{"m5.large/z1/subnet-b", "m5.large/z2/subnet-c", "c5.large/z1/subnet-b"},
+		},
+		{
+			name: "spot above the risk ceiling arrives unavailable and leaves on-demand",
+			in: Input{InstanceTypes: catalog.WithSpotRisk([]*catalog.InstanceType{
+				itype(c5, off("z1", spot, 0.032), off("z1", od, 0.085)),
+			}, nil, ptr.To[int32](10)), Subnets: subnets},
+			wantCT: od, want: []string{"c5.large/z1/subnet-b"}, wantNote: true,
 		},
 		{
 			name: "ICE-marked spot offerings fall back to on-demand with a note",

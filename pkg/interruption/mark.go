@@ -1,0 +1,86 @@
+package interruption
+
+import (
+	"time"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/interruption/messages"
+)
+
+// Action is what a notice does to its instance's NodeClaim.
+type Action string
+
+const (
+	// ActionNone: nothing on the cluster (rebalance in off mode); an Event only.
+	ActionNone Action = "none"
+	// ActionMark: mark the claim Disrupting, taint its node, plan its pods
+	// elsewhere; Verdict decides when it is deleted.
+	ActionMark Action = "mark"
+	// ActionDelete: the instance is stopped or gone; delete the claim and
+	// its Node at once.
+	ActionDelete Action = "delete"
+)
+
+// ActionFor is the action for a notice of kind under mode.
+func ActionFor(kind messages.Kind, mode RebalanceMode) Action {
+	switch kind {
+	case messages.KindSpotInterruption, messages.KindScheduledChange, messages.KindInstanceStopping:
+		return ActionMark
+	case messages.KindRebalance:
+		if mode == RebalanceOff {
+			return ActionNone
+		}
+		return ActionMark
+	case messages.KindInstanceStopped, messages.KindInstanceTerminated:
+		return ActionDelete
+	}
+	return ActionNone
+}
+
+// Reason is the Disrupting condition reason a marking notice gives.
+func Reason(kind messages.Kind) string {
+	switch kind {
+	case messages.KindSpotInterruption:
+		return nsv1.DisruptingReasonSpotInterruption
+	case messages.KindScheduledChange:
+		return nsv1.DisruptingReasonScheduledChange
+	case messages.KindInstanceStopping, messages.KindInstanceStopped, messages.KindInstanceTerminated:
+		return nsv1.DisruptingReasonInstanceStopping
+	case messages.KindRebalance:
+		return nsv1.DisruptingReasonRebalanceRecommendation
+	}
+	return ""
+}
+
+// strength orders reasons: a notice with a deadline outranks a
+// recommendation; among those the more imminent kind wins.
+var strength = map[string]int{
+	nsv1.DisruptingReasonRebalanceRecommendation: 1,
+	nsv1.DisruptingReasonScheduledChange:         2,
+	nsv1.DisruptingReasonSpotInterruption:        3,
+	nsv1.DisruptingReasonInstanceStopping:        4,
+}
+
+// IsInterruptionReason reports whether reason is one this handler sets.
+func IsInterruptionReason(reason string) bool { return strength[reason] > 0 }
+
+// Mark is a claim's interruption state: its Disrupting reason and deadline
+// (zero when none), as kept on the object.
+type Mark struct {
+	Reason   string
+	Deadline time.Time
+}
+
+// Merge folds a new notice into the claim's current mark (zero when not
+// marked): the stronger reason and the earlier deadline win. changed
+// reports whether the claim must be written.
+func Merge(cur, notice Mark) (out Mark, changed bool) {
+	out = cur
+	if strength[notice.Reason] > strength[cur.Reason] {
+		out.Reason = notice.Reason
+	}
+	if !notice.Deadline.IsZero() && (out.Deadline.IsZero() || notice.Deadline.Before(out.Deadline)) {
+		out.Deadline = notice.Deadline
+	}
+	return out, out.Reason != cur.Reason || !out.Deadline.Equal(cur.Deadline)
+}
