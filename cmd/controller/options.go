@@ -10,8 +10,8 @@ import (
 
 	"github.com/nodesmith/nodesmith/pkg/controllers"
 	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
-	"github.com/nodesmith/nodesmith/pkg/disruption"
 	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
+	"github.com/nodesmith/nodesmith/pkg/disruption"
 	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
