@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/middleware"
 	corev1 "k8s.io/api/core/v1"
@@ -60,6 +61,7 @@ type envOpts struct {
 	world    func(*fakeaws.Options)
 	wrap     func(http.Handler) http.Handler // intercepts the wire
 	iam      bool                            // give the provider an IAM client
+	pricing  bool                            // give the provider a Pricing client
 }
 
 func snapshotSpecs(t testing.TB, names []string) []catalog.Spec {
@@ -148,6 +150,10 @@ func newEnv(t testing.TB, o envOpts) *env {
 		e.iam = iam.NewFromConfig(cfg, func(o *iam.Options) { o.BaseEndpoint = aws.String(srv.URL) })
 		iamAPI = e.iam
 	}
+	var pricingAPI PricingAPI
+	if o.pricing {
+		pricingAPI = pricing.NewFromConfig(cfg, func(o *pricing.Options) { o.BaseEndpoint = aws.String(srv.URL) })
+	}
 	var clk clock.Clock = fc
 	if o.clock != nil {
 		clk = o.clock
@@ -158,7 +164,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 		o.provider(&opts)
 	}
 	p, err := New(Config{
-		EC2: e.ec2, SSM: e.ssm, IAM: iamAPI, Clock: clk, Unavailable: e.ice,
+		EC2: e.ec2, SSM: e.ssm, IAM: iamAPI, Pricing: pricingAPI, Clock: clk, Unavailable: e.ice,
 		Cluster:     Cluster{Name: testCluster, Endpoint: "https://api.lab.example", CABundle: "Q0E="},
 		NodeClasses: e.getNodeClass,
 		Options:     opts,

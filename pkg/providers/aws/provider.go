@@ -22,6 +22,7 @@ type Provider struct {
 	ec2         EC2API
 	ssm         SSMAPI
 	iam         IAMAPI
+	pricing     PricingAPI
 	cluster     Cluster
 	clock       clock.Clock
 	ice         *catalog.UnavailableOfferings
@@ -44,7 +45,10 @@ type Provider struct {
 	spotPrices map[string]map[string]float64 // type → zone → USD/h
 	offeredIn  map[string][]string           // type → zones, when discovered
 	discovered map[string]catalog.Spec       // offered types the snapshot lacks
-	priceSeq   uint64
+	// onDemandPrices are the Pricing API's, type → USD/h; nil until read.
+	onDemandPrices map[string]float64
+	status         CatalogStatus
+	priceSeq       uint64
 
 	profilesMu sync.Mutex
 	profiles   map[string]profileEntry // node class → instance profile known good
@@ -102,7 +106,7 @@ func New(cfg Config) (*Provider, error) {
 		}
 	}
 	p := &Provider{
-		ec2: cfg.EC2, ssm: cfg.SSM, iam: cfg.IAM, cluster: cfg.Cluster, clock: cfg.Clock, ice: cfg.Unavailable,
+		ec2: cfg.EC2, ssm: cfg.SSM, iam: cfg.IAM, pricing: cfg.Pricing, cluster: cfg.Cluster, clock: cfg.Clock, ice: cfg.Unavailable,
 		nodeClasses: cfg.NodeClasses, opts: opts, log: opts.Log,
 		specs: make(map[string]catalog.Spec, len(specs)), specList: specs,
 		templates: map[string]bool{}, resolved: map[string]resolvedEntry{}, typeCache: map[string]typesEntry{},
