@@ -178,4 +178,3 @@ func rootVolumeSize(nc *awsv1.EC2NodeClass, family string) resource.Quantity {
 	}
 	return resource.MustParse("20Gi")
 }
-
