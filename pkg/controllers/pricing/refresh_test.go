@@ -41,8 +41,12 @@ func (f *fakeSource) step(kind string, at *time.Time) error {
 	*at = f.clk.Now()
 	return nil
 }
-func (f *fakeSource) RefreshSpotPrices(context.Context) error { return f.step("spot", &f.status.SpotPricesAt) }
-func (f *fakeSource) RefreshOfferings(context.Context) error  { return f.step("offerings", &f.status.OfferingsAt) }
+func (f *fakeSource) RefreshSpotPrices(context.Context) error {
+	return f.step("spot", &f.status.SpotPricesAt)
+}
+func (f *fakeSource) RefreshOfferings(context.Context) error {
+	return f.step("offerings", &f.status.OfferingsAt)
+}
 func (f *fakeSource) RefreshOnDemandPrices(context.Context) error {
 	return f.step("ondemand", &f.status.OnDemandAt)
 }
@@ -53,7 +57,7 @@ func TestRefreshSteps(t *testing.T) {
 	tests := []struct {
 		name         string
 		kind         string
-		errs         []error // per step; nil succeeds (steps past the list succeed)
+		errs         []error         // per step; nil succeeds (steps past the list succeed)
 		wantAfter    []time.Duration // RequeueAfter per step; 0 for a failed step
 		wantEvents   int
 		wantSnapshot float64
