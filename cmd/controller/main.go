@@ -11,15 +11,14 @@ import (
 	"os"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"go.uber.org/zap/zapcore"
+	// CA roots compiled in: the image is scratch, with no /etc/ssl.
+	_ "golang.org/x/crypto/x509roots/fallback"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -38,7 +37,6 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/termination"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
-	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 )
 
 func main() {
@@ -104,13 +102,13 @@ func run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
-	provider, err := newAWS(ctx, o, mgr.GetClient(), clk)
+	rec := events.NewRecorder(mgr.GetEventRecorder("nodesmith"), clk, 5*time.Minute)
+	provider, err := newAWS(ctx, o, cfg, mgr.GetClient(), clk, rec)
 	if err != nil {
 		return err
 	}
 	cloud := metrics.Instrument(provider, m)
 	cluster := state.NewCluster(mgr.GetClient(), clk, o.NominationTTL)
-	rec := events.NewRecorder(mgr.GetEventRecorder("nodesmith"), clk, 5*time.Minute)
 	kube := mgr.GetClient()
 
 	var prov *provisioner.Provisioner
@@ -129,7 +127,7 @@ func run(ctx context.Context, o *Options) error {
 		provisioner.NewPodController(kube, cluster, prov),
 		claims,
 		termination.New(kube, cloud, clk, rec, m),
-		nodepool.New(kube, clk, m),
+		nodepool.New(kube, cloud, clk, m),
 		nodeclass.New(kube, provider, clk, rec),
 	}
 	if o.FeatureGates["Emptiness"] {
@@ -151,6 +149,9 @@ func run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("adding %T: %w", r, err)
 		}
 	}
+	if err := addCatalogSingletons(mgr, o, provider, kube, clk, rec); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
@@ -163,40 +164,4 @@ func run(ctx context.Context, o *Options) error {
 	logger.Info("starting", "cluster", o.ClusterName, "region", o.AWSRegion, "endpoint", o.AWSEndpoint,
 		"batchIdle", o.BatchIdle.String(), "batchMax", o.BatchMax.String(), "leaderElect", o.LeaderElect, "featureGates", o.FeatureGates)
 	return mgr.Start(ctx)
-}
-
-// newAWS builds the AWS provider with clients aimed at --aws-endpoint when set.
-func newAWS(ctx context.Context, o *Options, kube client.Client, clk clock.Clock) (*awsprovider.Provider, error) {
-	loadOpts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRetryer(awsprovider.NewRetryer(5, 5*time.Second))}
-	if o.AWSRegion != "" {
-		loadOpts = append(loadOpts, awsconfig.WithRegion(o.AWSRegion))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, loadOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
-	}
-	if o.AWSEndpoint != "" {
-		awsCfg.BaseEndpoint = aws.String(o.AWSEndpoint)
-	}
-	ec2Client, ssmClient, iamClient := awsprovider.NewClients(awsCfg, o.AWSEndpoint)
-	getClass := func(ctx context.Context, name string) (*awsv1.EC2NodeClass, error) {
-		nc := &awsv1.EC2NodeClass{}
-		if err := kube.Get(ctx, types.NamespacedName{Name: name}, nc); err != nil {
-			return nil, err
-		}
-		return nc, nil
-	}
-	p, err := awsprovider.New(awsprovider.Config{
-		EC2:         ec2Client,
-		SSM:         ssmClient,
-		IAM:         iamClient,
-		Clock:       clk,
-		Cluster:     awsprovider.Cluster{Name: o.ClusterName, Endpoint: o.ClusterEndpoint, CABundle: o.ClusterCABundle},
-		NodeClasses: getClass,
-		Options:     awsprovider.Options{Region: awsCfg.Region, Log: ctrl.Log.WithName("aws")},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("building the AWS provider: %w", err)
-	}
-	return p, nil
 }

@@ -53,6 +53,9 @@ type Options struct {
 	BatchMax  time.Duration
 	// MaxOverrides per CreateFleet; default 60.
 	MaxOverrides int
+	// LaunchTemplateTTL is how long a launch template this cluster made may
+	// go unused before GarbageCollectLaunchTemplates deletes it; default 1h.
+	LaunchTemplateTTL time.Duration
 	// ICETTL is how long an offering stays hidden after an insufficient-
 	// capacity error when New makes the ICE cache (Config.Unavailable nil);
 	// default 3m.
@@ -116,6 +119,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BatchMax <= 0 {
 		o.BatchMax = time.Second
+	}
+	if o.LaunchTemplateTTL <= 0 {
+		o.LaunchTemplateTTL = time.Hour
 	}
 	if o.MaxOverrides <= 0 {
 		o.MaxOverrides = 60

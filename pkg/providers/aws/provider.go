@@ -33,7 +33,8 @@ type Provider struct {
 	specList    []catalog.Spec
 
 	ltMu      sync.Mutex
-	templates map[string]bool // launch template names known to exist
+	templates map[string]bool      // launch template names known to exist
+	ltUsed    map[string]time.Time // launch template name → last launch that used it
 
 	resolveMu sync.Mutex
 	resolved  map[string]resolvedEntry
@@ -109,7 +110,7 @@ func New(cfg Config) (*Provider, error) {
 		ec2: cfg.EC2, ssm: cfg.SSM, iam: cfg.IAM, pricing: cfg.Pricing, cluster: cfg.Cluster, clock: cfg.Clock, ice: cfg.Unavailable,
 		nodeClasses: cfg.NodeClasses, opts: opts, log: opts.Log,
 		specs: make(map[string]catalog.Spec, len(specs)), specList: specs,
-		templates: map[string]bool{}, resolved: map[string]resolvedEntry{}, typeCache: map[string]typesEntry{},
+		templates: map[string]bool{}, ltUsed: map[string]time.Time{}, resolved: map[string]resolvedEntry{}, typeCache: map[string]typesEntry{},
 		spotPrices: map[string]map[string]float64{}, fullSubnets: map[string]time.Time{},
 		profiles: map[string]profileEntry{},
 	}
