@@ -9,7 +9,9 @@ import (
 
 type collectorFunc func(context.Context) ([]string, error)
 
-func (f collectorFunc) GarbageCollectLaunchTemplates(ctx context.Context) ([]string, error) { return f(ctx) }
+func (f collectorFunc) GarbageCollectLaunchTemplates(ctx context.Context) ([]string, error) {
+	return f(ctx)
+}
 
 func TestLaunchTemplatesStep(t *testing.T) {
 	tests := []struct {
