@@ -7,7 +7,7 @@ CONTROLLER_GEN = $(shell tools/build.sh --path controller-gen)/controller-gen
 K8S_ASSETS = $(shell tools/build.sh --path k8s)
 # Packages that decide and must stay pure: no client-go clients, no
 # controller-runtime, no AWS SDK (architecture rule 1).
-PURE_PKGS ?= $(shell $(GO) list ./pkg/catalog/... ./pkg/scheduling/... ./pkg/lifecycle/... ./pkg/provisioning/... ./pkg/providers/aws/plan/... ./pkg/providers/aws/batch/... ./pkg/providers/aws/userdata/... 2>/dev/null)
+PURE_PKGS ?= $(shell $(GO) list ./pkg/catalog/... ./pkg/scheduling/... ./pkg/lifecycle/... ./pkg/provisioning/... ./pkg/providers/aws/plan/... ./pkg/providers/aws/batch/... ./pkg/providers/aws/userdata/... ./pkg/fakeaws/iampolicy/... 2>/dev/null)
 TEST_TIMEOUT ?= 40m
 
 .PHONY: all run test unit tools generate verify tidy vet fmt purity build bench clean
