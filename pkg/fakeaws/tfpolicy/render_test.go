@@ -12,7 +12,9 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/fakeaws/iampolicy"
 )
 
-func repo(parts ...string) string { return filepath.Join(append([]string{"..", "..", ".."}, parts...)...) }
+func repo(parts ...string) string {
+	return filepath.Join(append([]string{"..", "..", ".."}, parts...)...)
+}
 
 func exampleDir() string { return repo("examples", "terraform") }
 
