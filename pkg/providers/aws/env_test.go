@@ -42,6 +42,9 @@ type env struct {
 	ctx   context.Context
 	clock *clocktesting.FakeClock
 	world *fakeaws.World
+	srv   *fakeaws.Server
+	url   string
+	cfg   aws.Config
 	ec2   *ec2.Client
 	ssm   *ssm.Client
 	iam   *iam.Client // set when envOpts.iam
@@ -62,6 +65,7 @@ type envOpts struct {
 	wrap     func(http.Handler) http.Handler // intercepts the wire
 	iam      bool                            // give the provider an IAM client
 	pricing  bool                            // give the provider a Pricing client
+	server   func(*fakeaws.Server)           // configures the server (policy mode)
 }
 
 func snapshotSpecs(t testing.TB, names []string) []catalog.Spec {
@@ -119,17 +123,23 @@ func newEnv(t testing.TB, o envOpts) *env {
 		o.world(&wo)
 	}
 	e.world = fakeaws.NewWorld(wo)
-	var h http.Handler = fakeaws.NewServer(e.world)
+	e.srv = fakeaws.NewServer(e.world)
+	if o.server != nil {
+		o.server(e.srv)
+	}
+	var h http.Handler = e.srv
 	if o.wrap != nil {
 		h = o.wrap(h)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
+	e.url = srv.URL
 	cfg := aws.Config{
 		Region:      "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDFAKE", "secret", ""),
 		Retryer:     NewRetryer(6, time.Millisecond),
 	}
+	e.cfg = cfg
 	record := func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("record", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			if cf, ok := in.Parameters.(*ec2.CreateFleetInput); ok {
