@@ -10,7 +10,7 @@ K8S_ASSETS = $(shell tools/build.sh --path k8s)
 PURE_PKGS ?= $(shell $(GO) list ./pkg/catalog/... ./pkg/scheduling/... ./pkg/lifecycle/... ./pkg/provisioning/... ./pkg/providers/aws/plan/... ./pkg/providers/aws/batch/... ./pkg/providers/aws/userdata/... ./pkg/fakeaws/iampolicy/... 2>/dev/null)
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all run test unit tools generate verify tidy vet fmt purity build bench clean
+.PHONY: all run test unit tools generate verify tidy vet fmt purity build image bench clean
 
 all: build
 
@@ -57,6 +57,10 @@ purity:
 ## build: the binaries into ./bin
 build:
 	$(GO) build -o bin/ ./cmd/...
+
+## image: the controller image as an OCI layout tarball (linux/amd64 and arm64), no Docker or registry needed
+image:
+	$(GO) run ./hack/image --out bin/nodesmith-controller.oci.tar --platforms $(or $(PLATFORMS),linux/amd64,linux/arm64)
 
 ## bench: the solver, catalog, provider and simulator benchmarks
 bench:
