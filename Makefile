@@ -3,6 +3,10 @@
 # caching them under ~/.cache/nodesmith so later runs reuse them).
 SHELL := /usr/bin/env bash
 GO ?= go
+# Static binaries everywhere (the image is scratch), and one build cache:
+# tests, the lab's controller binary and the image compile with the same
+# settings, so the image test (hack/image) reuses what the tests compiled.
+export CGO_ENABLED ?= 0
 CONTROLLER_GEN = $(shell tools/build.sh --path controller-gen)/controller-gen
 K8S_ASSETS = $(shell tools/build.sh --path k8s)
 # Packages that decide and must stay pure: no client-go clients, no

@@ -36,6 +36,9 @@ type Options struct {
 	Tag       string
 	// Package is the Go package of the binary.
 	Package string
+	// Trimpath builds with -trimpath (make image does, for reproducible
+	// binaries); the test leaves it off so it reuses the test build cache.
+	Trimpath bool
 }
 
 // epoch keeps the image reproducible: the same sources give the same digest.
@@ -52,7 +55,7 @@ func Build(o Options) error {
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, p := range o.Platforms {
 		bin := filepath.Join(work, p.Arch, "controller")
-		if err := compile(o.Package, bin, p); err != nil {
+		if err := compile(o.Package, bin, p, o.Trimpath); err != nil {
 			return err
 		}
 		img, err := image(bin, p)
@@ -74,8 +77,12 @@ func Build(o Options) error {
 	return tarDir(dir, o.Out)
 }
 
-func compile(pkg, out string, p Platform) error {
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
+func compile(pkg, out string, p Platform, trimpath bool) error {
+	args := []string{"build", "-ldflags", "-s -w", "-o", out}
+	if trimpath {
+		args = append(args, "-trimpath")
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {

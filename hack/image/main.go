@@ -32,7 +32,7 @@ func main() {
 		}
 		ps = append(ps, Platform{OS: os_, Arch: arch})
 	}
-	if err := Build(Options{Out: *out, Platforms: ps, Tag: *tag, Package: "github.com/nodesmith/nodesmith/cmd/controller"}); err != nil {
+	if err := Build(Options{Out: *out, Platforms: ps, Tag: *tag, Package: "github.com/nodesmith/nodesmith/cmd/controller", Trimpath: true}); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
