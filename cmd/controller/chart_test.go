@@ -1,12 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"flag"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -18,45 +13,25 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/nodesmith/nodesmith/test/testenv"
 )
 
-// render runs helm template on the chart with values and returns the
-// objects by kind.
+// render renders the chart and returns the objects' YAML by kind.
 func render(t *testing.T, values string) map[string][][]byte {
 	t.Helper()
-	bin, err := testenv.HelmPath()
+	list, err := testenv.RenderChart(t.Context(), "nodesmith", values)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	vf := filepath.Join(dir, "values.yaml")
-	if err := os.WriteFile(vf, []byte(values), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(t.Context(), bin, "template", "nodesmith", filepath.Join(testenv.RepoRoot(), "charts", "nodesmith"),
-		"--namespace", "nodesmith", "--values", vf)
-	cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+dir, "HELM_CACHE_HOME="+dir, "HELM_DATA_HOME="+dir)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm template: %v\n%s", err, errb.String())
-	}
 	objs := map[string][][]byte{}
-	dec := yaml.NewYAMLReader(bufioReader(out.Bytes()))
-	for {
-		doc, err := dec.Read()
+	for _, u := range list {
+		b, err := sigsyaml.Marshal(u.Object)
 		if err != nil {
-			break
+			t.Fatal(err)
 		}
-		var meta struct{ Kind string }
-		if err := sigsyaml.Unmarshal(doc, &meta); err != nil || meta.Kind == "" {
-			continue
-		}
-		objs[meta.Kind] = append(objs[meta.Kind], doc)
+		objs[u.GetKind()] = append(objs[u.GetKind()], b)
 	}
 	return objs
 }
@@ -247,8 +222,6 @@ func TestChartCredentials(t *testing.T) {
 		t.Errorf("Pod Identity ServiceAccount annotations %v, want none", pi.Annotations)
 	}
 }
-
-func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
 
 func atoi(t *testing.T, s string) int {
 	t.Helper()
