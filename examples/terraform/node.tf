@@ -13,7 +13,7 @@ data "aws_iam_policy_document" "node_trust" {
 }
 
 resource "aws_iam_role" "node" {
-  name               = "NodesmithNodeRole-${var.cluster_name}"
+  name               = local.node_role_name
   assume_role_policy = data.aws_iam_policy_document.node_trust.json
 }
 

@@ -42,3 +42,15 @@ variable "security_group_ids" {
   type        = list(string)
   default     = []
 }
+
+variable "node_role_name" {
+  description = "Name of the node role to create (spec.role of your EC2NodeClasses); default NodesmithNodeRole-<cluster_name>."
+  type        = string
+  default     = ""
+}
+
+variable "interruption_queue_name" {
+  description = "Name of the interruption queue (the chart's interruptionQueue); default <cluster_name>-nodesmith."
+  type        = string
+  default     = ""
+}

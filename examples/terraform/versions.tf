@@ -23,6 +23,7 @@ locals {
   # The tag subnets and security groups are discovered by.
   discovery_tag = "nodesmith.sh/discovery"
   # Managed instance profiles live under this IAM path.
-  profile_path = "/nodesmith/"
-  queue_name   = "${var.cluster_name}-nodesmith"
+  profile_path   = "/nodesmith/"
+  queue_name     = var.interruption_queue_name != "" ? var.interruption_queue_name : "${var.cluster_name}-nodesmith"
+  node_role_name = var.node_role_name != "" ? var.node_role_name : "NodesmithNodeRole-${var.cluster_name}"
 }

@@ -182,3 +182,29 @@ func TestInfrastructure(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderVariables: the node role and queue names follow the variables,
+// so a lab can render the policy for the roles and queue it has.
+func TestRenderVariables(t *testing.T) {
+	v := labValues()
+	v.Variables["node_role_name"] = "NodesmithNodeRole-my-cluster"
+	v.Variables["interruption_queue_name"] = "lab-queue"
+	p, _, err := Render(exampleDir(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := p.Evaluate(iampolicy.Request{Action: "iam:PassRole", Resource: "arn:aws:iam::123456789012:role/NodesmithNodeRole-my-cluster",
+		Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}})
+	receive := p.Evaluate(iampolicy.Request{Action: "sqs:ReceiveMessage", Resource: "arn:aws:sqs:us-east-1:123456789012:lab-queue"})
+	if !pass.Allowed || !receive.Allowed {
+		t.Errorf("PassRole of the named role %+v, receive from the named queue %+v", pass, receive)
+	}
+	def, _, err := Render(exampleDir(), labValues())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := def.Evaluate(iampolicy.Request{Action: "iam:PassRole", Resource: "arn:aws:iam::123456789012:role/NodesmithNodeRole-lab",
+		Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}}); !d.Allowed {
+		t.Errorf("the default node role NodesmithNodeRole-lab may not be passed: %+v", d)
+	}
+}
