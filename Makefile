@@ -13,6 +13,8 @@ K8S_ASSETS = $(shell tools/build.sh --path k8s)
 # controller-runtime, no AWS SDK (architecture rule 1).
 PURE_PKGS ?= $(shell $(GO) list ./pkg/catalog/... ./pkg/scheduling/... ./pkg/lifecycle/... ./pkg/provisioning/... ./pkg/providers/aws/plan/... ./pkg/providers/aws/batch/... ./pkg/providers/aws/userdata/... ./pkg/fakeaws/iampolicy/... 2>/dev/null)
 TEST_TIMEOUT ?= 40m
+# Platforms of make image (comma-separated os/arch).
+PLATFORMS ?= linux/amd64,linux/arm64
 
 .PHONY: all run test unit tools generate verify tidy vet fmt purity build image bench clean
 
@@ -64,7 +66,7 @@ build:
 
 ## image: the controller image as an OCI layout tarball (linux/amd64 and arm64), no Docker or registry needed
 image:
-	$(GO) run ./hack/image --out bin/nodesmith-controller.oci.tar --platforms $(or $(PLATFORMS),linux/amd64,linux/arm64)
+	$(GO) run ./hack/image --out bin/nodesmith-controller.oci.tar --platforms $(PLATFORMS)
 
 ## bench: the solver, catalog, provider and simulator benchmarks
 bench:
