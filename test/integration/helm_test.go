@@ -186,6 +186,8 @@ func TestHelmRefusesBadValues(t *testing.T) {
 			"serviceAccount.annotations apply only to a ServiceAccount the chart creates"},
 		{"IRSA role for a ServiceAccount the chart does not create", "clusterName: demo\nserviceAccount: {create: false, name: mine}\naws: {credentials: irsa, roleArn: 'arn:aws:iam::111122223333:role/x'}\n",
 			"annotate your ServiceAccount with eks.amazonaws.com/role-arn yourself"},
+		{"role ARN without a credentials mode that uses it", "clusterName: demo\naws: {credentials: none, roleArn: 'arn:aws:iam::111122223333:role/x'}\n",
+			"aws.roleArn does nothing when aws.credentials is none"},
 		{"role ARN that is not one", "clusterName: demo\naws: {credentials: irsa, roleArn: nodesmith}\n", "roleArn"},
 		{"service CIDR that is not one", "clusterName: demo\nclusterServiceCIDR: ten-dot\n", "clusterServiceCIDR"},
 		{"endpoint without https", "clusterName: demo\nclusterEndpoint: api.example.com\n", "clusterEndpoint"},
