@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,6 +29,7 @@ import (
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers"
+	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
@@ -100,7 +100,8 @@ func run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
-	provider, awsCfg, err := newAWS(ctx, o, mgr.GetClient(), clk)
+	rec := events.NewRecorder(mgr.GetEventRecorder("nodesmith"), clk, 5*time.Minute)
+	provider, awsCfg, err := newAWS(ctx, o, cfg, mgr.GetClient(), clk, rec)
 	if err != nil {
 		return err
 	}
@@ -121,6 +122,9 @@ func run(ctx context.Context, o *Options) error {
 	}
 	if err := set.Register(mgr, clk); err != nil {
 		return fmt.Errorf("registering the controllers: %w", err)
+	}
+	if err := addCatalogSingletons(mgr, o, provider, mgr.GetClient(), clk, rec); err != nil {
+		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
@@ -151,41 +155,4 @@ func interruptionConfig(o *Options, awsCfg aws.Config, fresh client.Reader, prov
 		SQS: sqs.NewFromConfig(awsCfg), Options: opts, Fresh: fresh,
 		Unavailable: provider.Unavailable(), History: provider.Interruptions(),
 	}
-}
-
-// newAWS builds the AWS provider with clients aimed at --aws-endpoint when
-// set, and returns the AWS configuration (endpoint included) for the other clients.
-func newAWS(ctx context.Context, o *Options, kube client.Client, clk clock.Clock) (*awsprovider.Provider, aws.Config, error) {
-	loadOpts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRetryer(awsprovider.NewRetryer(5, 5*time.Second))}
-	if o.AWSRegion != "" {
-		loadOpts = append(loadOpts, awsconfig.WithRegion(o.AWSRegion))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, loadOpts...)
-	if err != nil {
-		return nil, aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
-	}
-	if o.AWSEndpoint != "" {
-		awsCfg.BaseEndpoint = aws.String(o.AWSEndpoint)
-	}
-	ec2Client, ssmClient, iamClient := awsprovider.NewClients(awsCfg, o.AWSEndpoint)
-	getClass := func(ctx context.Context, name string) (*awsv1.EC2NodeClass, error) {
-		nc := &awsv1.EC2NodeClass{}
-		if err := kube.Get(ctx, types.NamespacedName{Name: name}, nc); err != nil {
-			return nil, err
-		}
-		return nc, nil
-	}
-	p, err := awsprovider.New(awsprovider.Config{
-		EC2:         ec2Client,
-		SSM:         ssmClient,
-		IAM:         iamClient,
-		Clock:       clk,
-		Cluster:     awsprovider.Cluster{Name: o.ClusterName, Endpoint: o.ClusterEndpoint, CABundle: o.ClusterCABundle},
-		NodeClasses: getClass,
-		Options:     awsprovider.Options{Region: awsCfg.Region, Log: ctrl.Log.WithName("aws")},
-	})
-	if err != nil {
-		return nil, aws.Config{}, fmt.Errorf("building the AWS provider: %w", err)
-	}
-	return p, awsCfg, nil
 }

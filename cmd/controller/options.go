@@ -13,6 +13,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
 	"github.com/nodesmith/nodesmith/pkg/disruption"
 	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
+	"github.com/nodesmith/nodesmith/pkg/controllers/pricing"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
@@ -24,6 +25,10 @@ type Options struct {
 	ClusterName         string
 	ClusterEndpoint     string
 	ClusterCABundle     string
+	ClusterServiceCIDR  string
+	KubernetesVersion   string
+	SpotPriceInterval   time.Duration
+	CatalogInterval     time.Duration
 	InterruptionQueue   string
 	InterruptionWorkers int
 	RebalanceMode       string
@@ -99,15 +104,19 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 		fs.DurationVar(p, name, v, usage+" (env "+envName+")")
 	}
 	str(&o.ClusterName, "cluster-name", "CLUSTER_NAME", "", "name of the cluster; instances are tagged with it")
-	str(&o.ClusterEndpoint, "cluster-endpoint", "CLUSTER_ENDPOINT", "", "API server endpoint nodes join")
-	str(&o.ClusterCABundle, "cluster-ca-bundle", "CLUSTER_CA_BUNDLE", "", "base64 PEM CA bundle nodes trust")
+	str(&o.ClusterEndpoint, "cluster-endpoint", "CLUSTER_ENDPOINT", "", "API server endpoint nodes join (empty: from eks:DescribeCluster)")
+	str(&o.ClusterCABundle, "cluster-ca-bundle", "CLUSTER_CA_BUNDLE", "", "base64 PEM CA bundle nodes trust (empty: from eks:DescribeCluster)")
+	str(&o.ClusterServiceCIDR, "cluster-service-cidr", "CLUSTER_SERVICE_CIDR", "", "the cluster's service CIDR, for nodeadm (empty: from eks:DescribeCluster)")
+	str(&o.KubernetesVersion, "kubernetes-version", "KUBERNETES_VERSION", "", "Kubernetes minor version naming the AMI alias SSM parameters, e.g. 1.37 (empty: the API server's)")
+	dur(&o.SpotPriceInterval, "spot-price-refresh-interval", "SPOT_PRICE_REFRESH_INTERVAL", pricing.DefaultSpotInterval, "how often spot prices are read (DescribeSpotPriceHistory)")
+	dur(&o.CatalogInterval, "catalog-refresh-interval", "CATALOG_REFRESH_INTERVAL", pricing.DefaultCatalogInterval, "how often on-demand prices (Pricing API) and offerings per zone are read")
 	str(&o.InterruptionQueue, "interruption-queue", "INTERRUPTION_QUEUE", "", "SQS queue (name or URL) of EC2 spot interruption, rebalance, state-change and AWS Health events; its nodes are replaced and drained before they go (empty: off)")
 	num(&o.InterruptionWorkers, "interruption-workers", "INTERRUPTION_WORKERS", interruption.DefaultWorkers, "instances of one batch of interruption messages handled in parallel")
 	str(&o.RebalanceMode, "rebalance-mode", "REBALANCE_MODE", string(interruptionpolicy.DefaultRebalanceMode),
 		"what a rebalance recommendation does: off (an Event only), prespin (launch the replacement now, drain only when an interruption notice follows) or drain (launch, then drain once the replacement is ready and the NodePool's budget allows)")
 	dur(&o.BatchIdle, "batch-idle-duration", "BATCH_IDLE_DURATION", batcher.DefaultIdle, "a batch closes after this long without a new pending pod")
 	dur(&o.BatchMax, "batch-max-duration", "BATCH_MAX_DURATION", batcher.DefaultMax, "a batch closes at the latest this long after its first pod")
-	str(&o.AWSRegion, "aws-region", "AWS_REGION", "", "AWS region")
+	str(&o.AWSRegion, "aws-region", "AWS_REGION", "", "AWS region (empty: from IMDS)")
 	str(&o.AWSEndpoint, "aws-endpoint", "AWS_ENDPOINT_URL", "", "override the AWS endpoint (a simulated AWS)")
 	str(&o.MetricsAddr, "metrics-bind-address", "METRICS_BIND_ADDRESS", ":8080", "Prometheus metrics address (0: off)")
 	str(&o.HealthAddr, "health-probe-bind-address", "HEALTH_PROBE_BIND_ADDRESS", ":8081", "health and readiness probe address")
@@ -168,6 +177,12 @@ func (o *Options) validate() error {
 	if o.InterruptionWorkers < 1 {
 		errs = append(errs, "--interruption-workers must be at least 1")
 	}
+	if o.SpotPriceInterval <= 0 || o.CatalogInterval <= 0 {
+		errs = append(errs, "--spot-price-refresh-interval and --catalog-refresh-interval must be positive")
+	}
+	if v := o.KubernetesVersion; v != "" && !validMinor(v) {
+		errs = append(errs, fmt.Sprintf("--kubernetes-version %q: want major.minor, e.g. 1.37", v))
+	}
 	if o.RegistrationTimeout <= 0 {
 		errs = append(errs, "--registration-timeout must be positive")
 	}
@@ -219,3 +234,9 @@ func parseGates(s string) (map[string]bool, error) {
 }
 
 func getenv(k string) string { return os.Getenv(k) }
+
+// validMinor reports whether v is major.minor in digits ("1.37").
+func validMinor(v string) bool {
+	major, minor, ok := strings.Cut(v, ".")
+	return ok && major != "" && minor != "" && strings.Trim(major+minor, "0123456789") == ""
+}

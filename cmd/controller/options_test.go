@@ -58,6 +58,13 @@ func TestParse(t *testing.T) {
 		{name: "unknown gate", args: []string{"--cluster-name=lab", "--feature-gates=Teleport=true"}, wantErr: "unknown feature gate"},
 		{name: "bad batch windows", args: []string{"--cluster-name=lab", "--batch-idle-duration=5s", "--batch-max-duration=1s"}, wantErr: "batch windows"},
 		{name: "bad env duration", env: map[string]string{"BATCH_MAX_DURATION": "soon"}, wantErr: "BATCH_MAX_DURATION"},
+		{name: "discovery and refresh defaults", args: []string{"--cluster-name=lab"}, check: func(o *Options) string {
+			if o.ClusterEndpoint != "" || o.ClusterServiceCIDR != "" || o.KubernetesVersion != "" || o.SpotPriceInterval != 5*time.Minute || o.CatalogInterval != 12*time.Hour {
+				return "discovery must be on and refreshes at 5m / 12h by default"
+			}
+			return ""
+		}},
+		{name: "bad kubernetes version", args: []string{"--cluster-name=lab", "--kubernetes-version=v1.37.2"}, wantErr: "--kubernetes-version"},
 		{name: "bad log level", args: []string{"--cluster-name=lab", "--log-level=loud"}, wantErr: "--log-level"},
 		{name: "interruption defaults", args: []string{"--cluster-name=lab"}, check: func(o *Options) string {
 			if o.InterruptionQueue != "" || o.InterruptionWorkers != 10 || o.RebalanceMode != "prespin" {

@@ -1,4 +1,5 @@
-// Command fake-aws serves the simulated AWS (EC2, SQS, SSM on one endpoint)
+// Command fake-aws serves the simulated AWS (EC2, IAM, SQS, SSM, Pricing and
+// EKS DescribeCluster on one endpoint)
 // on loopback, for the end-to-end lab and for trying Nodesmith without an
 // AWS account. It runs the world in real time.
 package main
@@ -19,6 +20,7 @@ import (
 
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	"github.com/nodesmith/nodesmith/pkg/fakeaws/iampolicy"
 )
 
 func main() {
@@ -39,7 +41,12 @@ func run(args []string) error {
 	if cfg.interruptEvery > 0 {
 		go interruptLoop(ctx, world, cfg.interruptEvery)
 	}
-	srv := &http.Server{Handler: fakeaws.NewServer(world), ReadHeaderTimeout: 10 * time.Second}
+	handler := fakeaws.NewServer(world)
+	if cfg.policy != nil {
+		handler.EnforcePolicy(cfg.policy, "")
+		handler.OnDenial(func(d fakeaws.Denial) { fmt.Printf("fake-aws: denied %s on %s\n", d.Action, d.Resource) })
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -53,7 +60,10 @@ func run(args []string) error {
 }
 
 // runConfig holds the flags that act after setup.
-type runConfig struct{ interruptEvery time.Duration }
+type runConfig struct {
+	interruptEvery time.Duration
+	policy         *iampolicy.Policy
+}
 
 // setup parses flags, builds the world, opens the listener and prints how to use it.
 func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, runConfig, error) {
@@ -70,6 +80,7 @@ func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, runConfi
 	fullCatalog := fs.Bool("catalog", true, "sell every type of the embedded catalog (false: a small built-in list)")
 	seed := fs.Int64("seed", 1, "seed for ids and random interruptions")
 	interruptEvery := fs.Duration("interrupt-every", 0, "interrupt a random running spot instance this often (0: never)")
+	extra := addExtraFlags(fs)
 	roles := fs.String("roles", "NodesmithNodeRole-my-cluster", "comma-separated IAM roles that exist from the start (spec.role of an EC2NodeClass must name one; the examples use NodesmithNodeRole-my-cluster)")
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, runConfig{}, err
@@ -92,13 +103,26 @@ func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, runConfi
 		}
 		opts.Specs = fakeaws.SpecsFromCatalog(specs, *region, zoneList)
 	}
+	if len(opts.Specs) == 0 {
+		opts.Specs = fakeaws.DefaultSpecs()
+	}
+	if err := extra.applyMarket(&opts); err != nil {
+		return nil, nil, runConfig{}, err
+	}
 	world := fakeaws.NewWorld(opts)
+	policy, err := extra.loadPolicy(*clusterName, *region, world.Options().AccountID)
+	if err != nil {
+		return nil, nil, runConfig{}, err
+	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return nil, nil, runConfig{}, fmt.Errorf("listening on %s: %w", *listen, err)
 	}
 	printBanner(out, "http://"+ln.Addr().String(), world, opts)
-	return world, ln, runConfig{interruptEvery: *interruptEvery}, nil
+	if policy != nil {
+		fmt.Fprintf(out, "IAM policy enforced: %d statements\n", len(policy.Statement))
+	}
+	return world, ln, runConfig{interruptEvery: *interruptEvery, policy: policy}, nil
 }
 
 // interruptLoop reclaims a random spot instance every period, as the spot
@@ -119,7 +143,7 @@ func interruptLoop(ctx context.Context, w *fakeaws.World, every time.Duration) {
 }
 
 func printBanner(out io.Writer, endpoint string, w *fakeaws.World, o fakeaws.Options) {
-	fmt.Fprintf(out, "fake-aws: EC2, IAM, SQS and SSM on %s (region %s, zones %s, %d pools)\n",
+	fmt.Fprintf(out, "fake-aws: EC2, IAM, SQS, SSM, Pricing and EKS on %s (region %s, zones %s, %d pools)\n",
 		endpoint, o.Region, strings.Join(o.Zones, ","), len(w.Pools()))
 	fmt.Fprintln(out, "Point the AWS SDK and CLI at it with:")
 	fmt.Fprintf(out, "  export AWS_ENDPOINT_URL=%s\n", endpoint)

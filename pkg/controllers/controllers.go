@@ -140,7 +140,7 @@ func New(cfg Config) (*Set, error) {
 	s.Controllers = append(s.Controllers,
 		provisioner.NewPodController(kube, cluster, prov).Controller(),
 		claims.Controller(),
-		nodepool.New(kube, clk, m).Controller(),
+		nodepool.New(kube, cloud, clk, m).Controller(),
 	)
 	s.Controllers = append(s.Controllers, termination.New(kube, cloud, clk, rec, m).Controllers()...)
 	if cfg.NodeClasses != nil {

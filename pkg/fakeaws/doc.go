@@ -82,6 +82,22 @@
 // Subscribe delivers instance events synchronously after the world lock is
 // released, so subscribers (the simulator's node bridge) may call back in.
 //
+// # Extensions (server_ext.go)
+//
+// The Price List API (AWSPriceListService.GetProducts, AWS JSON 1.1, each
+// PriceList entry a JSON document in a string, paginated) prices the
+// world's on-demand pools, beside Windows, RHEL, dedicated and reservation
+// products a filter must exclude. EKS DescribeCluster (REST-JSON, GET
+// /clusters/{name}) reports the world's cluster, or one set with
+// SetCluster. DriftMarket moves a world's offerings and prices away from
+// the catalog snapshot's rule, so tests can tell live data from the
+// snapshot. EnforcePolicy authorizes every request against an IAM policy
+// (package iampolicy) with the actions, ARNs and condition keys AWS checks,
+// and answers a denial as the service would (UnauthorizedOperation with an
+// encoded message for EC2, AccessDenied for IAM and SQS,
+// AccessDeniedException for the JSON services); tfpolicy renders the
+// policy from examples/terraform.
+//
 // This package imports the AWS SDK only in tests; it must not import
 // client-go or controller-runtime.
 package fakeaws

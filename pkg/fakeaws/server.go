@@ -23,6 +23,9 @@ type Server struct {
 	ts   *httptest.Server
 	ec2  map[string]ec2Handler
 	sqsH map[string]sqsHandler
+	// ext serves the Pricing and EKS APIs and, in policy mode, authorizes
+	// every request first (server_ext.go).
+	ext extensions
 }
 
 type ec2Handler func(p params) (func(x *xmlw), error)
@@ -101,6 +104,9 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBody+1))
 	if err != nil {
 		http.Error(rw, "reading body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if s.serveExtension(rw, r, body) {
 		return
 	}
 	target := r.Header.Get("X-Amz-Target")

@@ -46,9 +46,12 @@ func ClaimReady(conds []metav1.Condition) metav1.Condition {
 	return Condition(nsv1.ConditionReady, true, "", "")
 }
 
-// PoolReady is a NodePool's Ready condition from its validation and node class.
+// PoolReady is a NodePool's Ready condition from its node class and its
+// validation. The node class comes first: a pool is validated against what
+// its class offers, so while the class is not ready its reason is the one
+// to fix.
 func PoolReady(conds []metav1.Condition) metav1.Condition {
-	for _, t := range []string{nsv1.ConditionValidationSucceeded, nsv1.ConditionNodeClassReady} {
+	for _, t := range []string{nsv1.ConditionNodeClassReady, nsv1.ConditionValidationSucceeded} {
 		c := meta.FindStatusCondition(conds, t)
 		if c == nil || c.Status != metav1.ConditionTrue {
 			msg := "waiting for " + t

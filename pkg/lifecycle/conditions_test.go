@@ -44,7 +44,11 @@ func TestPoolReadyAndAllReady(t *testing.T) {
 		wantStatus metav1.ConditionStatus
 		wantReason string
 	}{
-		{name: "pool without conditions", got: PoolReady(nil), wantStatus: metav1.ConditionFalse, wantReason: "NotValidationSucceeded"},
+		{name: "pool without conditions waits for its node class first", got: PoolReady(nil), wantStatus: metav1.ConditionFalse, wantReason: "NotNodeClassReady"},
+		{name: "pool whose validation failed", got: PoolReady([]metav1.Condition{ok(nsv1.ConditionNodeClassReady),
+			{Type: nsv1.ConditionValidationSucceeded, Status: metav1.ConditionFalse, Reason: "NoInstanceTypeMatches"}}), wantStatus: metav1.ConditionFalse, wantReason: "NoInstanceTypeMatches"},
+		{name: "a failing node class wins over unknown validation", got: PoolReady([]metav1.Condition{bad,
+			{Type: nsv1.ConditionValidationSucceeded, Status: metav1.ConditionUnknown, Reason: "AwaitingNodeClass"}}), wantStatus: metav1.ConditionFalse, wantReason: "NodeClassNotFound"},
 		{name: "pool with a failing node class keeps its reason", got: PoolReady([]metav1.Condition{ok(nsv1.ConditionValidationSucceeded), bad}),
 			wantStatus: metav1.ConditionFalse, wantReason: "NodeClassNotFound"},
 		{name: "pool ready", got: PoolReady([]metav1.Condition{ok(nsv1.ConditionValidationSucceeded), ok(nsv1.ConditionNodeClassReady)}), wantStatus: metav1.ConditionTrue, wantReason: "Ready"},

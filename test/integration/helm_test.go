@@ -187,6 +187,15 @@ func TestHelmRefusesBadValues(t *testing.T) {
 		{"no interruption workers", "clusterName: demo\ninterruptionWorkers: 0\n", "interruptionWorkers"},
 		{"replicas as a word", "clusterName: demo\nreplicas: two\n", "replicas"},
 		{"own ServiceAccount without a name", "clusterName: demo\nserviceAccount: {create: false}\n", "serviceAccount.name is required when serviceAccount.create is false"},
+		{"annotations for a ServiceAccount the chart does not create", "clusterName: demo\nserviceAccount: {create: false, name: mine, annotations: {a: b}}\n",
+			"serviceAccount.annotations apply only to a ServiceAccount the chart creates"},
+		{"IRSA role for a ServiceAccount the chart does not create", "clusterName: demo\nserviceAccount: {create: false, name: mine}\naws: {credentials: irsa, roleArn: 'arn:aws:iam::111122223333:role/x'}\n",
+			"annotate your ServiceAccount with eks.amazonaws.com/role-arn yourself"},
+		{"role ARN without a credentials mode that uses it", "clusterName: demo\naws: {credentials: none, roleArn: 'arn:aws:iam::111122223333:role/x'}\n",
+			"aws.roleArn does nothing when aws.credentials is none"},
+		{"role ARN that is not one", "clusterName: demo\naws: {credentials: irsa, roleArn: nodesmith}\n", "roleArn"},
+		{"service CIDR that is not one", "clusterName: demo\nclusterServiceCIDR: ten-dot\n", "clusterServiceCIDR"},
+		{"endpoint without https", "clusterName: demo\nclusterEndpoint: api.example.com\n", "clusterEndpoint"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -86,8 +86,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // Apply writes a resolution result into st: the resolved values on
 // success, the failing part's condition from a ResolveError, and Ready over
-// all parts. Parts after a failure are left as they were: resolution stops
-// at the first failure, so nothing new is known about them.
+// all parts. Resolution stops at the first failure, so the parts after it
+// were not checked: they become Unknown rather than keep a True that may no
+// longer hold.
 func Apply(st *awsv1.EC2NodeClassStatus, r *aws.Resolved, err error, gen int64, now metav1.Time) {
 	var re *aws.ResolveError
 	switch {
@@ -98,6 +99,14 @@ func Apply(st *awsv1.EC2NodeClassStatus, r *aws.Resolved, err error, gen int64, 
 		}
 	case errors.As(err, &re):
 		lifecycle.SetCondition(&st.Conditions, lifecycle.Condition(re.Condition, false, re.Reason, re.Message), gen, now)
+		after := false
+		for _, p := range parts {
+			if after {
+				lifecycle.SetCondition(&st.Conditions, metav1.Condition{Type: p, Status: metav1.ConditionUnknown, Reason: "NotChecked",
+					Message: "not checked: resolution stopped at " + re.Condition}, gen, now)
+			}
+			after = after || p == re.Condition
+		}
 	default:
 		return
 	}

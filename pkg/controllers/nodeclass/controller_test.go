@@ -48,6 +48,13 @@ func TestApply(t *testing.T) {
 			if tt.err == noSubnets && ready.Message != noSubnets.Message {
 				t.Fatalf("Ready message = %q, want the resolver's hint", ready.Message)
 			}
+			if tt.err == noSubnets {
+				for _, p := range parts[1:] {
+					if c := meta.FindStatusCondition(st.Conditions, p); c == nil || c.Status != metav1.ConditionUnknown {
+						t.Errorf("%s = %+v after subnets failed, want Unknown (not checked)", p, c)
+					}
+				}
+			}
 			if len(st.Subnets) != tt.wantSubnets {
 				t.Fatalf("subnets = %v, want %d", st.Subnets, tt.wantSubnets)
 			}

@@ -3,6 +3,7 @@ package nodepool
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,22 +15,36 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
+// InstanceTypes is the cloud's view of what a pool's node class can launch
+// (cloudprovider.CloudProvider satisfies it).
+type InstanceTypes interface {
+	GetInstanceTypes(ctx context.Context, pool *nsv1.NodePool) ([]*catalog.InstanceType, error)
+}
+
+// revalidate is how often a pool is validated again: offerings and prices
+// move with the live catalog even when no object changes.
+const revalidate = 5 * time.Minute
+
 // Controller reconciles NodePool status.
 type Controller struct {
 	kube    client.Client
+	types   InstanceTypes
 	clk     clock.Clock
 	metrics *metrics.Metrics
 }
 
-// New builds the controller.
-func New(kube client.Client, clk clock.Clock, m *metrics.Metrics) *Controller {
-	return &Controller{kube: kube, clk: clk, metrics: m}
+// New builds the controller; types validates pools against what their node
+// class can launch.
+func New(kube client.Client, types InstanceTypes, clk clock.Clock, m *metrics.Metrics) *Controller {
+	return &Controller{kube: kube, types: types, clk: clk, metrics: m}
 }
 
 // Controller declares the controller: NodePools, their NodeClaims and
@@ -82,29 +97,58 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	pool.Status.Resources, pool.Status.Nodes = provisioning.Usage(items)
 	now := metav1.NewTime(c.clk.Now())
-	lifecycle.SetCondition(&pool.Status.Conditions, lifecycle.Condition(nsv1.ConditionValidationSucceeded, true, "", ""), pool.Generation, now)
 	classReady, err := c.nodeClassReady(ctx, pool)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	lifecycle.SetCondition(&pool.Status.Conditions, classReady, pool.Generation, now)
+	valid, err := c.validate(ctx, pool, classReady)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	lifecycle.SetCondition(&pool.Status.Conditions, valid, pool.Generation, now)
 	lifecycle.SetCondition(&pool.Status.Conditions, lifecycle.PoolReady(pool.Status.Conditions), pool.Generation, now)
 	c.export(pool)
 	if equality.Semantic.DeepEqual(base.Status, pool.Status) {
-		return reconcile.Result{}, nil
+		return reconcile.Result{RequeueAfter: revalidate}, nil
 	}
 	if err := c.kube.Status().Patch(ctx, pool, client.MergeFrom(base)); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nodepool %s status: %w", pool.Name, err))
 	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{RequeueAfter: revalidate}, nil
 }
 
-// nodeClassReady mirrors the referenced node class's Ready condition. Node
-// classes of other groups are trusted as ready: their provider reports.
+// validate is ValidationSucceeded: the pool's requirements checked against
+// the instance types its node class offers (provisioning.ValidatePool).
+// While the node class is not ready there is nothing to check against, so
+// the condition is Unknown.
+func (c *Controller) validate(ctx context.Context, pool *nsv1.NodePool, classReady metav1.Condition) (metav1.Condition, error) {
+	const t = nsv1.ConditionValidationSucceeded
+	if classReady.Status != metav1.ConditionTrue {
+		return metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: "AwaitingNodeClass",
+			Message: "the pool is validated against its node class's instance types once the node class is ready"}, nil
+	}
+	types, err := c.types.GetInstanceTypes(ctx, pool)
+	if err != nil {
+		if cloudprovider.IsNodeClassNotReady(err) {
+			return metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: "AwaitingNodeClass", Message: err.Error()}, nil
+		}
+		return metav1.Condition{}, fmt.Errorf("reading the instance types of nodepool %s: %w", pool.Name, err)
+	}
+	if reason, msg := provisioning.ValidatePool(pool, types); reason != "" {
+		return lifecycle.Condition(t, false, reason, msg), nil
+	}
+	return lifecycle.Condition(t, true, "", ""), nil
+}
+
+// nodeClassReady mirrors the referenced node class's Ready condition. This
+// build launches EC2NodeClasses only, so any other kind is not ready, and a
+// class no controller has resolved yet is not ready either.
 func (c *Controller) nodeClassReady(ctx context.Context, pool *nsv1.NodePool) (metav1.Condition, error) {
 	ref := pool.Spec.Template.Spec.NodeClassRef
 	if ref == nil || ref.Group != awsv1.Group || ref.Kind != "EC2NodeClass" {
-		return lifecycle.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nil
+		return lifecycle.Condition(nsv1.ConditionNodeClassReady, false, "UnsupportedNodeClass",
+			fmt.Sprintf("nodeClassRef must name an EC2NodeClass of group %s; this controller launches nothing else", awsv1.Group)), nil
 	}
 	nc := &awsv1.EC2NodeClass{}
 	if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, nc); err != nil {
@@ -117,9 +161,8 @@ func (c *Controller) nodeClassReady(ctx context.Context, pool *nsv1.NodePool) (m
 	ready := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionReady)
 	switch {
 	case ready == nil:
-		// No controller resolves this class yet; a class the API accepted
-		// is launchable and the provider reports resolution errors at launch.
-		return lifecycle.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nil
+		return lifecycle.Condition(nsv1.ConditionNodeClassReady, false, "NodeClassNotResolved",
+			fmt.Sprintf("EC2NodeClass %s has not been resolved yet (its subnets, security groups, AMIs and instance profile)", ref.Name)), nil
 	case ready.Status != metav1.ConditionTrue:
 		return lifecycle.Condition(nsv1.ConditionNodeClassReady, false, ready.Reason,
 			fmt.Sprintf("EC2NodeClass %s is not ready: %s", ref.Name, ready.Message)), nil

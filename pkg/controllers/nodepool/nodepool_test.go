@@ -17,6 +17,7 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider/fake"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
 )
 
@@ -40,11 +41,18 @@ func TestStatus(t *testing.T) {
 	}
 	brokenClass := readyClass.DeepCopy()
 	brokenClass.Name = "broken-" + suffix
-	for _, nc := range []*awsv1.EC2NodeClass{readyClass, brokenClass} {
+	unresolvedClass := readyClass.DeepCopy()
+	unresolvedClass.Name = "unresolved-" + suffix
+	for _, nc := range []*awsv1.EC2NodeClass{readyClass, brokenClass, unresolvedClass} {
 		if err := h.Direct.Create(ctx, nc); err != nil {
 			t.Fatal(err)
 		}
 	}
+	readyClass.Status.Conditions = []metav1.Condition{{Type: awsv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: metav1.Now()}}
+	if err := h.Direct.Status().Update(ctx, readyClass); err != nil {
+		t.Fatal(err)
+	}
+	h.Cached(t, readyClass)
 	brokenClass.Status.Conditions = []metav1.Condition{{Type: awsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: "SubnetsNotFound",
 		Message: "no subnets matched selector {a: b}", LastTransitionTime: metav1.Now()}}
 	if err := h.Direct.Status().Update(ctx, brokenClass); err != nil {
@@ -52,9 +60,11 @@ func TestStatus(t *testing.T) {
 	}
 	h.Cached(t, brokenClass)
 
+	cloud := fake.New(fake.InstanceType("m5.large", 2, 8, 0.096, "us-east-1a"))
 	tests := []struct {
 		name       string
 		class      string
+		reqs       []nsv1.NodeSelectorRequirementWithMinValues
 		claims     int
 		wantReady  metav1.ConditionStatus
 		wantReason string
@@ -64,11 +74,15 @@ func TestStatus(t *testing.T) {
 		{name: "ready class, two claims", class: readyClass.Name, claims: 2, wantReady: metav1.ConditionTrue, wantReason: "Ready", wantNodes: 2, wantCPU: "8"},
 		{name: "class not ready keeps its reason", class: brokenClass.Name, wantReady: metav1.ConditionFalse, wantReason: "SubnetsNotFound", wantCPU: "0"},
 		{name: "class missing", class: "missing-" + suffix, wantReady: metav1.ConditionFalse, wantReason: "NodeClassNotFound", wantCPU: "0"},
+		{name: "class never resolved is not ready", class: unresolvedClass.Name, wantReady: metav1.ConditionFalse, wantReason: "NodeClassNotResolved", wantCPU: "0"},
+		{name: "requirements no instance type meets", class: readyClass.Name, wantCPU: "0", wantReady: metav1.ConditionFalse, wantReason: "NoInstanceTypeMatches",
+			reqs: []nsv1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"m9.huge"}}}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pool := controllertest.NodePool(fmt.Sprintf("pool-%s-%d", suffix, i))
 			pool.Spec.Template.Spec.NodeClassRef.Name = tt.class
+			pool.Spec.Template.Spec.Requirements = tt.reqs
 			pool.Spec.Limits = nsv1.Limits{corev1.ResourceCPU: resource.MustParse("100")}
 			if err := h.Direct.Create(ctx, pool); err != nil {
 				t.Fatal(err)
@@ -85,7 +99,7 @@ func TestStatus(t *testing.T) {
 				}
 				h.Cached(t, c)
 			}
-			c := New(h.Client, clock.RealClock{}, controllertest.Metrics())
+			c := New(h.Client, cloud, clock.RealClock{}, controllertest.Metrics())
 			if _, err := c.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: pool.Name}}); err != nil {
 				t.Fatal(err)
 			}

@@ -151,7 +151,15 @@ func TestBlockedDrain(t *testing.T) {
 				annotate(t, pod, "true")
 			},
 			release: func(t *testing.T, f *fixture) {
-				f.clk.Step(tgp - 30*time.Second) // the pod's own 30 s grace still fits
+				// The deadline counts from the deletion timestamp the API
+				// server stamped (whole wall-clock seconds), not from the
+				// fake clock's start: step to where the pod's own 30 s grace
+				// still fits before it.
+				claim := &nsv1.NodeClaim{}
+				if err := h.Direct.Get(context.Background(), client.ObjectKeyFromObject(f.claim), claim); err != nil {
+					t.Fatal(err)
+				}
+				f.clk.SetTime(claim.DeletionTimestamp.Add(tgp - 30*time.Second))
 			},
 		},
 	}

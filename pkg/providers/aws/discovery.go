@@ -98,13 +98,21 @@ func specFromInfo(info ec2types.InstanceTypeInfo) catalog.Spec {
 }
 
 // specsWithPrices returns the snapshot specs plus the discovered ones,
-// each discovered spec priced at its cheapest spot price (unpriced ones
-// are left out by the catalog). Callers hold pricesMu.
+// priced by what was read live: on-demand from the Pricing API once it
+// answered (a type it has no price for gets none), and each discovered
+// spec at its cheapest spot price so the catalog's price filter keeps it
+// (unpriced ones are left out by the catalog). Callers hold pricesMu.
 func (p *Provider) specsWithPrices() []catalog.Spec {
-	if len(p.discovered) == 0 {
+	if len(p.discovered) == 0 && p.onDemandPrices == nil {
 		return p.specList
 	}
-	out := append([]catalog.Spec(nil), p.specList...)
+	out := make([]catalog.Spec, 0, len(p.specList)+len(p.discovered))
+	for _, s := range p.specList {
+		if p.onDemandPrices != nil {
+			s.OnDemandPrice = p.onDemandPrices[s.Name]
+		}
+		out = append(out, s)
+	}
 	for name, s := range p.discovered {
 		s.SpotPrice = math.Inf(1)
 		for _, price := range p.spotPrices[name] {
@@ -113,6 +121,7 @@ func (p *Provider) specsWithPrices() []catalog.Spec {
 		if math.IsInf(s.SpotPrice, 1) {
 			s.SpotPrice = 0
 		}
+		s.OnDemandPrice = p.onDemandPrices[name]
 		out = append(out, s)
 	}
 	return out

@@ -18,17 +18,23 @@
 //     …). DeleteInstanceProfile, from the node class finalizer, removes the
 //     role and the profile. Without an IAM client only the name is
 //     computed, and the profile is trusted to exist.
-//   - instancetypes.go, pricing.go: the catalog's types for the node class's
-//     zones and kubelet settings, with spot prices from
-//     DescribeSpotPriceHistory (Refresh, on the pricing controller's timer)
-//     and, optionally, the zones EC2 reports per type. Cached for 5 minutes;
-//     the ICE cache is applied on every read.
+//   - instancetypes.go, pricing.go, ondemand.go, discovery.go: the catalog's
+//     types for the node class's zones and kubelet settings, priced and
+//     placed by what AWS says once read: spot prices from
+//     DescribeSpotPriceHistory (a spot offering exists only where the history
+//     has a price), on-demand prices from the Pricing API's GetProducts, the
+//     zones from DescribeInstanceTypeOfferings (DiscoverInstanceTypes) and
+//     types the snapshot lacks from DescribeInstanceTypes. Until a part is
+//     read it comes from the embedded snapshot; CatalogStatus says which.
+//     The pricing controllers refresh each part on its own timer. Cached for
+//     5 minutes; the ICE cache is applied on every read.
 //   - plan/ (pure): which options one claim asks for (see its doc).
 //   - userdata/ (pure): nodeadm NodeConfig or Bottlerocket TOML with the
 //     node's labels and taints, always including the unregistered taint;
 //     ParseUserData reads them back for the simulator and the e2e bridge.
 //   - launchtemplate.go: one template per distinct launch settings, named by
-//     their hash and reused.
+//     their hash and reused; launchtemplate_gc.go deletes the cluster's
+//     templates no launch used for LaunchTemplateTTL (1h).
 //   - create.go, fleet.go: CreateAll launches a provisioning cycle's claims
 //     together, one instant CreateFleet per group of claims asking for the
 //     same thing (in input order, so a replay makes the same calls), with a

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/middleware"
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +42,9 @@ type env struct {
 	ctx   context.Context
 	clock *clocktesting.FakeClock
 	world *fakeaws.World
+	srv   *fakeaws.Server
+	url   string
+	cfg   aws.Config
 	ec2   *ec2.Client
 	ssm   *ssm.Client
 	iam   *iam.Client // set when envOpts.iam
@@ -60,6 +64,8 @@ type envOpts struct {
 	world    func(*fakeaws.Options)
 	wrap     func(http.Handler) http.Handler // intercepts the wire
 	iam      bool                            // give the provider an IAM client
+	pricing  bool                            // give the provider a Pricing client
+	server   func(*fakeaws.Server)           // configures the server (policy mode)
 }
 
 func snapshotSpecs(t testing.TB, names []string) []catalog.Spec {
@@ -117,17 +123,23 @@ func newEnv(t testing.TB, o envOpts) *env {
 		o.world(&wo)
 	}
 	e.world = fakeaws.NewWorld(wo)
-	var h http.Handler = fakeaws.NewServer(e.world)
+	e.srv = fakeaws.NewServer(e.world)
+	if o.server != nil {
+		o.server(e.srv)
+	}
+	var h http.Handler = e.srv
 	if o.wrap != nil {
 		h = o.wrap(h)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
+	e.url = srv.URL
 	cfg := aws.Config{
 		Region:      "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDFAKE", "secret", ""),
 		Retryer:     NewRetryer(6, time.Millisecond),
 	}
+	e.cfg = cfg
 	record := func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("record", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			if cf, ok := in.Parameters.(*ec2.CreateFleetInput); ok {
@@ -148,6 +160,10 @@ func newEnv(t testing.TB, o envOpts) *env {
 		e.iam = iam.NewFromConfig(cfg, func(o *iam.Options) { o.BaseEndpoint = aws.String(srv.URL) })
 		iamAPI = e.iam
 	}
+	var pricingAPI PricingAPI
+	if o.pricing {
+		pricingAPI = pricing.NewFromConfig(cfg, func(o *pricing.Options) { o.BaseEndpoint = aws.String(srv.URL) })
+	}
 	var clk clock.Clock = fc
 	if o.clock != nil {
 		clk = o.clock
@@ -158,7 +174,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 		o.provider(&opts)
 	}
 	p, err := New(Config{
-		EC2: e.ec2, SSM: e.ssm, IAM: iamAPI, Clock: clk, Unavailable: e.ice,
+		EC2: e.ec2, SSM: e.ssm, IAM: iamAPI, Pricing: pricingAPI, Clock: clk, Unavailable: e.ice,
 		Cluster:     Cluster{Name: testCluster, Endpoint: "https://api.lab.example", CABundle: "Q0E="},
 		NodeClasses: e.getNodeClass,
 		Options:     opts,

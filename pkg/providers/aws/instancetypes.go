@@ -104,33 +104,48 @@ func (p *Provider) instanceTypes(ctx context.Context, nc *awsv1.EC2NodeClass, re
 
 // buildTypes runs the catalog's filters and math, then replaces the
 // snapshot's offerings with what this account sees: the discovered zones
-// (when discovery is on) and the latest spot prices.
+// (when discovery is on), the on-demand prices of the Pricing API and the
+// spot prices of the spot price history, each once it has been read.
 func (p *Provider) buildTypes(opts catalog.Options) []*catalog.InstanceType {
 	p.pricesMu.RLock()
 	defer p.pricesMu.RUnlock()
+	specs := p.specsWithPrices()
+	byName := make(map[string]*catalog.Spec, len(specs))
+	for i := range specs {
+		byName[specs[i].Name] = &specs[i]
+	}
+	liveSpot := !p.status.SpotPricesAt.IsZero()
 	var out []*catalog.InstanceType
-	for _, it := range catalog.FromSpecs(p.specsWithPrices(), opts).Types() {
-		spec, ok := p.specs[it.Name]
-		if !ok {
-			spec = p.discovered[it.Name]
-			spec.SpotPrice = minPrice(p.spotPrices[it.Name])
-		}
+	for _, it := range catalog.FromSpecs(specs, opts).Types() {
+		spec := byName[it.Name]
 		zones := opts.Zones
 		if p.offeredIn != nil {
 			zones = intersect(opts.Zones, p.offeredIn[it.Name])
 		} else {
-			zones = catalog.ZonesFor(&spec, zones)
+			zones = catalog.ZonesFor(spec, zones)
 		}
+		spot := spec.SupportsUsageClass(nsv1.CapacityTypeSpot)
 		var offs catalog.Offerings
 		for _, z := range zones {
-			// One zone at a time: the snapshot's zone rule never drops the only zone.
-			for _, o := range catalog.OfferingsFor(&spec, catalog.Options{Zones: []string{z}}) {
-				if o.CapacityType == nsv1.CapacityTypeSpot {
-					if price, ok := p.spotPrices[it.Name][z]; ok {
-						o.Price = price
-					}
+			if spec.OnDemandPrice > 0 {
+				offs = append(offs, catalog.Offering{Zone: z, CapacityType: nsv1.CapacityTypeOnDemand, Price: spec.OnDemandPrice, Available: true})
+			}
+			if !spot {
+				continue
+			}
+			if liveSpot {
+				// The market's word: no price in the history, no spot pool.
+				if price, ok := p.spotPrices[it.Name][z]; ok {
+					offs = append(offs, catalog.Offering{Zone: z, CapacityType: nsv1.CapacityTypeSpot, Price: price, Available: true})
 				}
-				offs = append(offs, o)
+				continue
+			}
+			// Before the first read, the snapshot rule's estimate, one zone
+			// at a time: the rule never drops the only zone.
+			for _, o := range catalog.OfferingsFor(spec, catalog.Options{Zones: []string{z}}) {
+				if o.CapacityType == nsv1.CapacityTypeSpot {
+					offs = append(offs, o)
+				}
 			}
 		}
 		if len(offs) == 0 {
@@ -173,14 +188,4 @@ func rootVolumeSize(nc *awsv1.EC2NodeClass, family string) resource.Quantity {
 		}
 	}
 	return resource.MustParse("20Gi")
-}
-
-func minPrice(byZone map[string]float64) float64 {
-	out := 0.0
-	for _, p := range byZone {
-		if out == 0 || p < out {
-			out = p
-		}
-	}
-	return out
 }

@@ -89,6 +89,7 @@ func (p *Provider) ensureLaunchTemplate(ctx context.Context, spec *templateSpec)
 	name := spec.name()
 	p.ltMu.Lock()
 	defer p.ltMu.Unlock()
+	p.ltUsed[name] = p.clock.Now()
 	if p.templates[name] {
 		return name, nil
 	}

@@ -38,7 +38,8 @@ type Options struct {
 	// Specs are the instance types known; default the embedded snapshot.
 	Specs []catalog.Spec
 	// DiscoverInstanceTypes asks EC2 (DescribeInstanceTypeOfferings) where
-	// each type is offered instead of trusting the snapshot's zone rule.
+	// each type is offered instead of trusting the snapshot's zone rule, and
+	// describes offered types the snapshot lacks (DescribeInstanceTypes).
 	DiscoverInstanceTypes bool
 	// InstanceTypesTTL is how long a node class's instance types are cached; default 5m.
 	InstanceTypesTTL time.Duration
@@ -47,6 +48,9 @@ type Options struct {
 	ResolveTTL time.Duration
 	// MaxOverrides per CreateFleet; default 60.
 	MaxOverrides int
+	// LaunchTemplateTTL is how long a launch template this cluster made may
+	// go unused before GarbageCollectLaunchTemplates deletes it; default 1h.
+	LaunchTemplateTTL time.Duration
 	// ICETTL is how long an offering stays hidden after an insufficient-
 	// capacity error when New makes the ICE cache (Config.Unavailable nil);
 	// default 3m.
@@ -80,7 +84,10 @@ type Config struct {
 	// exists; DeleteInstanceProfile removes the managed one. When nil the
 	// provider only computes the managed profile's name and trusts that it
 	// exists, as a simulator without IAM wants.
-	IAM     IAMAPI
+	IAM IAMAPI
+	// Pricing, when set, lets RefreshOnDemandPrices read on-demand prices
+	// from the Price List API; without it they come from the snapshot.
+	Pricing PricingAPI
 	Cluster Cluster
 	Clock   clock.Clock
 	// Unavailable is the ICE cache shared with whatever else reads offerings.
@@ -105,6 +112,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ResolveTTL <= 0 {
 		o.ResolveTTL = time.Minute
+	}
+	if o.LaunchTemplateTTL <= 0 {
+		o.LaunchTemplateTTL = time.Hour
 	}
 	if o.MaxOverrides <= 0 {
 		o.MaxOverrides = 60

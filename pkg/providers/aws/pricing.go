@@ -11,21 +11,46 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
-// Refresh reloads spot prices (DescribeSpotPriceHistory) and, with
-// DiscoverInstanceTypes, where each type is offered. The pricing controller
-// calls it on a timer; cached instance types are rebuilt on the next read.
-// On-demand prices come from the embedded snapshot.
+// CatalogStatus says when each live part of the catalog was last read; a
+// zero time means never, and that part still comes from the embedded
+// snapshot (spot estimates, the snapshot's zone rule, snapshot on-demand prices).
+type CatalogStatus struct {
+	SpotPricesAt time.Time
+	OfferingsAt  time.Time
+	OnDemandAt   time.Time
+}
+
+// CatalogStatus returns when the live data was last refreshed.
+func (p *Provider) CatalogStatus() CatalogStatus {
+	p.pricesMu.RLock()
+	defer p.pricesMu.RUnlock()
+	return p.status
+}
+
+// Refresh reloads everything live at once: spot prices, with
+// DiscoverInstanceTypes the offerings, and with a Pricing client the
+// on-demand prices. The controller runs the three refreshes on their own
+// timers instead (pkg/controllers/pricing); the simulator calls Refresh.
+// Cached instance types are rebuilt on the next read.
 func (p *Provider) Refresh(ctx context.Context) error {
-	if err := p.refreshSpotPrices(ctx); err != nil {
+	if err := p.RefreshSpotPrices(ctx); err != nil {
 		return err
 	}
 	if p.opts.DiscoverInstanceTypes {
-		return p.refreshOfferings(ctx)
+		if err := p.RefreshOfferings(ctx); err != nil {
+			return err
+		}
+	}
+	if p.pricing != nil {
+		return p.RefreshOnDemandPrices(ctx)
 	}
 	return nil
 }
 
-func (p *Provider) refreshSpotPrices(ctx context.Context) error {
+// RefreshSpotPrices reads the current spot price of every pool
+// (DescribeSpotPriceHistory). Once read, a type is offered as spot in a zone
+// only where the history has a price for it.
+func (p *Provider) RefreshSpotPrices(ctx context.Context) error {
 	now := p.clock.Now()
 	type seen struct {
 		price float64
@@ -65,6 +90,7 @@ func (p *Provider) refreshSpotPrices(ctx context.Context) error {
 	}
 	p.pricesMu.Lock()
 	p.spotPrices = prices
+	p.status.SpotPricesAt = now
 	p.priceSeq++
 	p.pricesMu.Unlock()
 	return nil
@@ -78,10 +104,13 @@ func (p *Provider) ensureOfferings(ctx context.Context) error {
 	if loaded {
 		return nil
 	}
-	return p.refreshOfferings(ctx)
+	return p.RefreshOfferings(ctx)
 }
 
-func (p *Provider) refreshOfferings(ctx context.Context) error {
+// RefreshOfferings reads which zones offer each type
+// (DescribeInstanceTypeOfferings) and describes the offered types the
+// snapshot lacks (DescribeInstanceTypes).
+func (p *Provider) RefreshOfferings(ctx context.Context) error {
 	offered := map[string][]string{}
 	pg := ec2.NewDescribeInstanceTypeOfferingsPaginator(p.ec2, &ec2.DescribeInstanceTypeOfferingsInput{
 		LocationType: ec2types.LocationTypeAvailabilityZone,
@@ -103,6 +132,7 @@ func (p *Provider) refreshOfferings(ctx context.Context) error {
 	p.pricesMu.Lock()
 	p.offeredIn = offered
 	p.discovered = discovered
+	p.status.OfferingsAt = p.clock.Now()
 	p.priceSeq++
 	p.pricesMu.Unlock()
 	return nil

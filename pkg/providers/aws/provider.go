@@ -21,6 +21,7 @@ type Provider struct {
 	ec2         EC2API
 	ssm         SSMAPI
 	iam         IAMAPI
+	pricing     PricingAPI
 	cluster     Cluster
 	clock       clock.Clock
 	ice         *catalog.UnavailableOfferings
@@ -32,7 +33,8 @@ type Provider struct {
 	specList    []catalog.Spec
 
 	ltMu      sync.Mutex
-	templates map[string]bool // launch template names known to exist
+	templates map[string]bool      // launch template names known to exist
+	ltUsed    map[string]time.Time // launch template name → last launch that used it
 
 	resolveMu sync.Mutex
 	resolved  map[string]resolvedEntry
@@ -44,7 +46,10 @@ type Provider struct {
 	spotPrices map[string]map[string]float64 // type → zone → USD/h
 	offeredIn  map[string][]string           // type → zones, when discovered
 	discovered map[string]catalog.Spec       // offered types the snapshot lacks
-	priceSeq   uint64
+	// onDemandPrices are the Pricing API's, type → USD/h; nil until read.
+	onDemandPrices map[string]float64
+	status         CatalogStatus
+	priceSeq       uint64
 
 	profilesMu sync.Mutex
 	profiles   map[string]profileEntry // node class → instance profile known good
@@ -104,10 +109,10 @@ func New(cfg Config) (*Provider, error) {
 		}
 	}
 	p := &Provider{
-		ec2: cfg.EC2, ssm: cfg.SSM, iam: cfg.IAM, cluster: cfg.Cluster, clock: cfg.Clock, ice: cfg.Unavailable, history: cfg.Interruptions,
+		ec2: cfg.EC2, ssm: cfg.SSM, iam: cfg.IAM, pricing: cfg.Pricing, cluster: cfg.Cluster, clock: cfg.Clock, ice: cfg.Unavailable, history: cfg.Interruptions,
 		nodeClasses: cfg.NodeClasses, opts: opts, log: opts.Log,
 		specs: make(map[string]catalog.Spec, len(specs)), specList: specs,
-		templates: map[string]bool{}, resolved: map[string]resolvedEntry{}, typeCache: map[string]typesEntry{},
+		templates: map[string]bool{}, ltUsed: map[string]time.Time{}, resolved: map[string]resolvedEntry{}, typeCache: map[string]typesEntry{},
 		spotPrices: map[string]map[string]float64{}, fullSubnets: map[string]time.Time{},
 		profiles: map[string]profileEntry{},
 	}

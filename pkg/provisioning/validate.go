@@ -1,0 +1,98 @@
+package provisioning
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
+)
+
+// Reasons of a NodePool's ValidationSucceeded condition when it is False.
+const (
+	ReasonConflictingRequirements = "ConflictingRequirements"
+	ReasonNoInstanceTypeMatches   = "NoInstanceTypeMatches"
+	ReasonMinValuesUnsatisfiable  = "MinValuesUnsatisfiable"
+)
+
+// ValidatePool checks what the API server cannot: that the pool's
+// requirements and template labels agree with each other and that the
+// instance types its node class offers (types: the cloud's view for the
+// pool, offerings in the node class's zones) can satisfy them, minValues
+// included. Availability (the ICE cache) is ignored: a pool is not invalid
+// because a pool ran dry. Requirements on keys no instance type labels
+// (custom keys) constrain the node's labels only and are not checked
+// against types. It returns the reason and message of a False
+// ValidationSucceeded, or two empty strings.
+func ValidatePool(pool *nsv1.NodePool, types []*catalog.InstanceType) (reason, message string) {
+	reqs := scheduling.FromAPI(pool.Spec.Template.Spec.Requirements)
+	labels := pool.Spec.Template.ObjectMeta.Labels
+	if err := reqs.Compatible(scheduling.FromLabels(labels)); err != nil {
+		return ReasonConflictingRequirements, fmt.Sprintf("the template's labels contradict its requirements: %v", err)
+	}
+	if err := reqs.Satisfiable(); err != nil {
+		return ReasonConflictingRequirements, err.Error()
+	}
+	typeKeys := map[string]bool{}
+	for _, it := range types {
+		for k := range it.LabelsFor(catalog.Offering{Zone: "z", CapacityType: "c"}) {
+			typeKeys[k] = true
+		}
+	}
+	checked := scheduling.Requirements{}
+	for _, k := range reqs.Keys() {
+		if typeKeys[k] {
+			checked.Add(reqs.Get(k))
+		}
+	}
+	seen := map[string]map[string]bool{}
+	matched := 0
+	for _, it := range types {
+		for _, o := range it.Offerings {
+			l := it.LabelsFor(o)
+			if !checked.Matches(l) {
+				continue
+			}
+			matched++
+			for _, k := range checked.Keys() {
+				if seen[k] == nil {
+					seen[k] = map[string]bool{}
+				}
+				seen[k][l[k]] = true
+			}
+		}
+	}
+	if matched == 0 {
+		return ReasonNoInstanceTypeMatches, fmt.Sprintf("none of the %d instance types the node class offers in its zones satisfies the requirements %s",
+			len(types), describe(checked))
+	}
+	for _, k := range reqs.Keys() {
+		r := reqs.Get(k)
+		if r.MinValues == nil || !typeKeys[k] {
+			continue
+		}
+		if n := len(seen[k]); n < *r.MinValues {
+			return ReasonMinValuesUnsatisfiable, fmt.Sprintf("requirement %s wants minValues %d, but the instance types that satisfy the requirements span only %d value(s): %s",
+				k, *r.MinValues, n, strings.Join(sortedKeys(seen[k]), ", "))
+		}
+	}
+	return "", ""
+}
+
+func describe(rs scheduling.Requirements) string {
+	if len(rs) == 0 {
+		return "(none)"
+	}
+	return rs.String()
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
