@@ -29,8 +29,13 @@ const (
 func ValidatePool(pool *nsv1.NodePool, types []*catalog.InstanceType) (reason, message string) {
 	reqs := scheduling.FromAPI(pool.Spec.Template.Spec.Requirements)
 	labels := pool.Spec.Template.ObjectMeta.Labels
-	if err := reqs.Compatible(scheduling.FromLabels(labels)); err != nil {
-		return ReasonConflictingRequirements, fmt.Sprintf("the template's labels contradict its requirements: %v", err)
+	// A template label is a value the node will carry: it must be one the
+	// requirement on its key allows (a key the requirements leave alone is
+	// the pool's own, like a fleet label pods select on).
+	for _, k := range sortedKeys(boolKeys(labels)) {
+		if r := reqs.Get(k); r != nil && !r.Matches(labels[k], true) {
+			return ReasonConflictingRequirements, fmt.Sprintf("the template's label %s=%s contradicts its requirement %s", k, labels[k], r)
+		}
 	}
 	if err := reqs.Satisfiable(); err != nil {
 		return ReasonConflictingRequirements, err.Error()
@@ -94,5 +99,13 @@ func sortedKeys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+func boolKeys(m map[string]string) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
 	return out
 }

@@ -48,6 +48,10 @@ func TestValidatePool(t *testing.T) {
 		{name: "minValues met", reqs: []nsv1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpExists, MinValues: &two}}, types: types},
 		{name: "minValues beyond the catalog", reqs: []nsv1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpExists, MinValues: &four}},
 			types: types, wantReason: ReasonMinValuesUnsatisfiable, wantMsg: "minValues 4"},
+		{name: "a template label the requirements leave alone is the pool's own (pods select on it)",
+			labels: map[string]string{"fleet": "spot"}, types: types},
+		{name: "a template label the requirements allow", reqs: []nsv1.NodeSelectorRequirementWithMinValues{req("team", corev1.NodeSelectorOpIn, "a", "b")},
+			labels: map[string]string{"team": "b"}, types: types},
 		{name: "labels contradict requirements", reqs: []nsv1.NodeSelectorRequirementWithMinValues{req("team", corev1.NodeSelectorOpIn, "a")},
 			labels: map[string]string{"team": "b"}, types: types, wantReason: ReasonConflictingRequirements},
 		{name: "requirements contradict each other", reqs: []nsv1.NodeSelectorRequirementWithMinValues{
