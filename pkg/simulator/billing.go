@@ -57,13 +57,16 @@ func (b *billing) system(name, capacityType string, price float64) {
 // reasonText turns the Event reason that preceded a claim's deletion into
 // the report's words.
 var reasonText = map[string]string{
-	"Empty":                "empty",
-	"Underutilized":        "underutilized",
-	"Drifted":              "drifted",
-	"Expired":              "expired",
-	"LivenessTimeout":      "registration timeout",
-	"InsufficientCapacity": "insufficient capacity",
-	"Interrupted":          "spot interruption",
+	"Empty":                   "empty",
+	"Underutilized":           "underutilized",
+	"Drifted":                 "drifted",
+	"Expired":                 "expired",
+	"LivenessTimeout":         "registration timeout",
+	"InsufficientCapacity":    "insufficient capacity",
+	"SpotInterruption":        "spot interruption",
+	"RebalanceRecommendation": "rebalance recommendation",
+	"ScheduledChange":         "scheduled maintenance",
+	"InstanceStopping":        "instance stopping",
 }
 
 func describeReason(r string) string {

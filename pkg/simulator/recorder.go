@@ -33,8 +33,10 @@ func newRecorder(s *Sim) *recorder {
 // noteworthy Normal reasons: decisions a user reads in the report. Every
 // Warning is noteworthy.
 var noteworthy = map[string]bool{
-	"Empty": true, "Disrupting": true, "Drifted": true, "Expired": true, "Underutilized": true,
-	"Interrupted": true, "RebalanceRecommended": true, "Replacing": true, "InstanceStopping": true,
+	"Empty": true, "Drifted": true, "Expired": true, "Underutilized": true, "DisruptionReplacement": true,
+	"SpotInterruption": true, "RebalanceRecommendation": true, "ScheduledChange": true,
+	"InstanceStopping": true, "InstanceStopped": true, "InstanceTerminated": true,
+	"ReplacementPlanned": true, "InterruptionDrain": true,
 }
 
 // Eventf records one Event.

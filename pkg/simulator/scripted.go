@@ -34,6 +34,8 @@ func (s *Sim) scripted(e scenario.Event) {
 		})
 		s.note("ICE injected into %d pools (%s) until t=%s", n, describeMatch(e.ICE.InstanceType, e.ICE.Zone, e.ICE.CapacityType),
 			output.FormatDuration(until.Sub(Epoch)))
+	case e.RebalanceRecommendation != nil:
+		s.notify(*e.RebalanceRecommendation, "rebalance recommendation", s.world.Rebalance)
 	case e.DeleteNodes != nil:
 		s.deleteNodes(*e.DeleteNodes)
 	case e.PriceChange != nil:
@@ -46,9 +48,7 @@ func (s *Sim) scripted(e scenario.Event) {
 			return matchType(pc.InstanceType, l.InstanceType) && (pc.Zone == "" || pc.Zone == l.Zone) &&
 				(pc.CapacityType == "" || pc.CapacityType == l.CapacityType)
 		}, pc.Price)
-		if err := s.provider.Refresh(s.ctx); err != nil {
-			s.fail(fmt.Errorf("refreshing prices: %w", err))
-		}
+		// The controller sees the new price at its next spot price refresh.
 		s.note("price of %d pools (%s) set to $%.4f/h", n, describeMatch(pc.InstanceType, pc.Zone, pc.CapacityType), pc.Price)
 	}
 }
@@ -56,6 +56,11 @@ func (s *Sim) scripted(e scenario.Event) {
 // interrupt sends the spot interruption notice to the oldest matching
 // running spot instances.
 func (s *Sim) interrupt(si scenario.SpotInterruption) {
+	s.notify(si, "spot interruption", s.world.Interrupt)
+}
+
+// notify sends an EC2 notice to the oldest matching running spot instances.
+func (s *Sim) notify(si scenario.SpotInterruption, what string, send func(string) error) {
 	var victims []*bill
 	for _, b := range s.bill.order {
 		l := b.launch
@@ -67,12 +72,12 @@ func (s *Sim) interrupt(si scenario.SpotInterruption) {
 	}
 	slices.SortStableFunc(victims, func(a, b *bill) int { return int(a.launch.LaunchedAt - b.launch.LaunchedAt) })
 	if len(victims) == 0 {
-		s.note("spot interruption requested but no matching spot instance is running")
+		s.note("%s requested but no matching spot instance is running", what)
 		return
 	}
 	for _, b := range victims[:min(max(si.Count, 1), len(victims))] {
-		if err := s.world.Interrupt(b.id); err != nil {
-			s.fail(fmt.Errorf("interrupting %s: %w", b.id, err))
+		if err := send(b.id); err != nil {
+			s.fail(fmt.Errorf("%s for %s: %w", what, b.id, err))
 			return
 		}
 	}

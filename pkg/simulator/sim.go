@@ -11,7 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/go-logr/logr"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/controllers"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
@@ -56,11 +59,12 @@ type Sim struct {
 
 	// AWS: the simulated world, its HTTP front end, and the provider the
 	// controllers use through the real SDK.
-	world    *fakeaws.World
-	server   *fakeaws.Server
-	provider *awsprovider.Provider
-	catalog  *catalog.Catalog
-	worldMu  sync.Mutex
+	world     *fakeaws.World
+	server    *fakeaws.Server
+	provider  *awsprovider.Provider
+	awsConfig aws.Config
+	catalog   *catalog.Catalog
+	worldMu   sync.Mutex
 	// worldEvents are instance events from the simulated AWS, queued by its
 	// subscriber and handled by the loop.
 	worldEvents []fakeaws.Event
@@ -102,7 +106,9 @@ func reached(at time.Duration) output.Milestone { return output.Milestone{At: at
 // Run simulates the scenario and returns what it measured.
 func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*output.Result, error) {
 	s := &Sim{
-		ctx:      ctx,
+		// The controllers log through their context; a run's story is its
+		// Events and timeline, so their logs are dropped.
+		ctx:      log.IntoContext(ctx, logr.Discard()),
 		sc:       sc,
 		opts:     opts,
 		seed:     sc.Seed,

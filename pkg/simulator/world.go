@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,8 +23,12 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/controllers"
+	nsevents "github.com/nodesmith/nodesmith/pkg/controllers/events"
+	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
+	pricingctrl "github.com/nodesmith/nodesmith/pkg/controllers/pricing"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 	"github.com/nodesmith/nodesmith/pkg/simulator/apiserver"
@@ -62,6 +67,8 @@ func (s *Sim) setupAWS() error {
 		ShutdownDelay:   w.ShutdownDelay.Duration,
 		Seed:            s.seed,
 		ClusterName:     w.ClusterName,
+		// EventBridge's rules deliver the interruption notices here.
+		InterruptionQueue: interruptionQueue,
 	})
 	for _, o := range w.Pools {
 		s.forPools(o.InstanceType, o.Zone, o.CapacityType, func(p fakeaws.Pool) {
@@ -90,6 +97,7 @@ func (s *Sim) setupAWS() error {
 	provider, err := awsprovider.New(awsprovider.Config{
 		EC2:     ec2.NewFromConfig(cfg),
 		SSM:     ssm.NewFromConfig(cfg),
+		Pricing: pricing.NewFromConfig(cfg),
 		Cluster: awsprovider.Cluster{Name: w.ClusterName, Endpoint: "https://" + w.ClusterName + ".simulated", CABundle: "c2ltdWxhdGVk"},
 		Clock:   s.clock,
 		NodeClasses: func(ctx context.Context, name string) (*awsv1.EC2NodeClass, error) {
@@ -99,15 +107,15 @@ func (s *Sim) setupAWS() error {
 			}
 			return nc, nil
 		},
-		Options: awsprovider.Options{Region: w.Region, Specs: specs, OnEvent: s.providerEvent},
+		// As cmd/controller builds it: offerings and prices come from the
+		// (simulated) account once read, the snapshot until then.
+		Options: awsprovider.Options{Region: w.Region, Specs: specs, DiscoverInstanceTypes: true, OnEvent: s.providerEvent},
 	})
 	if err != nil {
 		return fmt.Errorf("building the AWS provider: %w", err)
 	}
-	if err := provider.Refresh(s.ctx); err != nil {
-		return fmt.Errorf("reading spot prices from the simulated AWS: %w", err)
-	}
 	s.provider = provider
+	s.awsConfig = cfg
 
 	sqsClient := sqs.NewFromConfig(cfg)
 	for _, q := range s.sc.Queues {
@@ -157,16 +165,37 @@ func (s *Sim) setupKube() error {
 	s.kubelets = newKubelets(s)
 	s.api.Watch(s.onChange)
 
-	m, err := metrics.New(prometheus.NewRegistry())
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
 	if err != nil {
 		return err
+	}
+	gates := controllers.DefaultFeatureGates()
+	for g, on := range s.sc.Controller.FeatureGates {
+		if _, ok := gates[g]; !ok {
+			return fmt.Errorf("scenario controller.featureGates: unknown gate %q (known: %v)", g, gates)
+		}
+		gates[g] = on
+	}
+	var intr *controllers.Interruption
+	if s.sc.Controller.Interruptions() {
+		opts := interruption.DefaultOptions(interruptionQueue)
+		// One step per message batch, the long poll played by waking the
+		// queue when the simulated AWS publishes a notice (see worldEvent).
+		opts.WaitTime, opts.IdlePoll, opts.Workers = 0, interruption.DefaultWaitTime, 1
+		if m := s.sc.Controller.RebalanceMode; m != "" {
+			opts.Rebalance = interruptionpolicy.RebalanceMode(m)
+		}
+		intr = &controllers.Interruption{SQS: sqs.NewFromConfig(s.awsConfig), Options: opts, Fresh: s.kube,
+			Unavailable: s.provider.Unavailable(), History: s.provider.Interruptions()}
 	}
 	claims := 0
 	set, err := controllers.New(controllers.Config{
 		Kube: s.kube, Cloud: s.provider, NodeClasses: s.provider, Clock: s.clock, Events: s.recorder,
-		Metrics: m,
+		Metrics:      m,
+		Interruption: intr,
 		Options: controllers.Options{
-			FeatureGates: controllers.DefaultFeatureGates(),
+			FeatureGates: gates,
 			// One at a time, in order: the same writes as the controller's
 			// parallel ones, in a repeatable order.
 			LaunchWorkers: 1,
@@ -180,7 +209,14 @@ func (s *Sim) setupKube() error {
 		return err
 	}
 	s.controllers = set
-	s.driver, err = driver.New(s.ctx, s.clock, s.api, set.Controllers, set.Singletons)
+	// AWS's own loops, registered next to the set as cmd/controller does:
+	// the live catalog's refreshes and the launch-template collector.
+	pm, err := pricingctrl.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	catalogLoops := pricingctrl.Singletons(s.provider, s.kube, nsevents.NewRecorder(s.recorder, s.clock, 5*time.Minute), s.clock, pm, pricingctrl.Intervals{})
+	s.driver, err = driver.New(s.ctx, s.clock, s.api, set.Controllers, append(set.Singletons, catalogLoops...))
 	if err != nil {
 		return err
 	}
@@ -306,7 +342,11 @@ func (s *Sim) worldEvent(e fakeaws.Event) {
 		s.note("spot interruption notice for %s (%s in %s); the instance goes away at t=%s", strings.ToLower(in.ID), in.Type, in.Zone,
 			output.FormatDuration(in.InterruptAt.Sub(Epoch)))
 		s.schedule(in.InterruptAt.Sub(Epoch), prioNormal, func() {})
+		s.noticePublished()
+	case fakeaws.EventRebalance, fakeaws.EventScheduled:
+		s.noticePublished()
 	case fakeaws.EventTerminating:
+		s.noticePublished() // EC2's state-change notification
 		s.bill.stopping(in)
 		s.kubelets.instanceStopped(in)
 		s.schedule(s.now+s.sc.World.ShutdownDelay.Duration, prioNormal, func() {})
@@ -315,3 +355,17 @@ func (s *Sim) worldEvent(e fakeaws.Event) {
 		s.kubelets.instanceTerminated(in)
 	}
 }
+
+// interruptionQueue is the simulated account's EventBridge target.
+const interruptionQueue = "nodesmith-interruptions"
+
+// noticePublished returns the interruption handler's long poll: the
+// simulated AWS just put a message on its queue.
+func (s *Sim) noticePublished() {
+	if s.driver != nil {
+		s.driver.Wake(interruptionQueueSingleton)
+	}
+}
+
+// interruptionQueueSingleton is the name the queue consumer runs under.
+const interruptionQueueSingleton = "interruption.queue"

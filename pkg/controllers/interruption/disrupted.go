@@ -3,6 +3,8 @@ package interruption
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -140,7 +142,9 @@ func (d *Disrupted) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	}
 	v := interruption.Decide(in)
 	if v.Planned && d.planned(obs) {
-		d.Recorder.Publish(events.ReplacementPlanned(claim, fmt.Sprintf("every pod of the node has a place planned (%d to move)", len(interruption.Moved(pods)))))
+		moved := interruption.Moved(pods)
+		d.Recorder.Publish(events.ReplacementPlanned(claim, fmt.Sprintf("every pod of the node has a place planned (%d to move): %s",
+			len(moved), targets(moved, d.Nominations.Nominated))))
 	}
 	if v.Wake {
 		d.wake("interruption/" + claim.Name)
@@ -280,4 +284,25 @@ func (d *Disrupted) gone(name string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.seen, name)
+}
+
+// targets says where moved pods are planned, as "2 on default-x7k2p, 1 on
+// ip-10-0-1-2" (targets in name order).
+func targets(pods []*corev1.Pod, nominated func(types.UID) (string, bool)) string {
+	on := map[string]int{}
+	for _, p := range pods {
+		if t, ok := nominated(p.UID); ok {
+			on[t]++
+		}
+	}
+	names := make([]string, 0, len(on))
+	for t := range on {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, t := range names {
+		parts[i] = fmt.Sprintf("%d on %s", on[t], t)
+	}
+	return strings.Join(parts, ", ")
 }

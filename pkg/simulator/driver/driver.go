@@ -222,6 +222,18 @@ func (d *Driver) handle(name string, r reconcile.Request, failures *int, res rec
 	}
 }
 
+// Wake makes the named singleton due now, as a long poll returns when
+// its message arrives; it reports whether such a singleton runs.
+func (d *Driver) Wake(name string) bool {
+	for _, ss := range d.singles {
+		if ss.s.Name() == name {
+			ss.woken = true
+			return true
+		}
+	}
+	return false
+}
+
 // NextTimer is the earliest pending requeue, if any.
 func (d *Driver) NextTimer() (time.Time, bool) {
 	if len(d.timers) == 0 {

@@ -102,6 +102,9 @@ func (s *Scenario) Default() {
 		}
 	}
 	for i := range s.Events {
+		if si := s.Events[i].RebalanceRecommendation; si != nil && si.Count == 0 {
+			si.Count = 1
+		}
 		if si := s.Events[i].SpotInterruption; si != nil && si.Count == 0 {
 			si.Count = 1
 		}
@@ -218,6 +221,11 @@ func (s *Scenario) Validate() error {
 			add("job %s: duration must be positive and counts non-negative", j.Name)
 		}
 	}
+	switch s.Controller.RebalanceMode {
+	case "", "off", "prespin", "drain":
+	default:
+		add("controller.rebalanceMode %q: want off, prespin or drain", s.Controller.RebalanceMode)
+	}
 	pdbs := map[string]bool{}
 	for _, b := range s.PodDisruptionBudgets {
 		key := b.Namespace + "/" + b.Name
@@ -233,13 +241,13 @@ func (s *Scenario) Validate() error {
 	}
 	for i, e := range s.Events {
 		n := 0
-		for _, set := range []bool{e.SendMessages != nil, e.SpotInterruption != nil, e.ICE != nil, e.PriceChange != nil, e.DeleteNodes != nil} {
+		for _, set := range []bool{e.SendMessages != nil, e.SpotInterruption != nil, e.ICE != nil, e.PriceChange != nil, e.DeleteNodes != nil, e.RebalanceRecommendation != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			add("event %d (at %s): exactly one of sendMessages, spotInterruption, ice, priceChange, deleteNodes must be set", i, e.At.Duration)
+			add("event %d (at %s): exactly one of sendMessages, spotInterruption, rebalanceRecommendation, ice, priceChange, deleteNodes must be set", i, e.At.Duration)
 		}
 		if e.At.Duration < 0 || e.At.Duration > s.Duration.Duration {
 			add("event %d: at %s is outside the run", i, e.At.Duration)

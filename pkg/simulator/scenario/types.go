@@ -23,6 +23,8 @@ type Scenario struct {
 	SampleInterval metav1.Duration `json:"sampleInterval,omitempty"`
 
 	World World `json:"world"`
+	// Controller is how Nodesmith itself is configured (the chart's values).
+	Controller Controller `json:"controller,omitempty"`
 
 	NodePools   []nsv1.NodePool      `json:"nodePools"`
 	NodeClasses []awsv1.EC2NodeClass `json:"nodeClasses"`
@@ -64,6 +66,22 @@ type World struct {
 	// PodStartDelay is from binding until the pod is Running (default 2s).
 	PodStartDelay metav1.Duration `json:"podStartDelay,omitempty"`
 }
+
+// Controller holds the controller's settings a scenario may change; the
+// rest are cmd/controller's defaults.
+type Controller struct {
+	// InterruptionHandling runs the interruption handler on the simulated
+	// AWS's EventBridge queue (the chart's interruptionQueue); default true.
+	InterruptionHandling *bool `json:"interruptionHandling,omitempty"`
+	// RebalanceMode is off, prespin (default) or drain.
+	RebalanceMode string `json:"rebalanceMode,omitempty"`
+	// FeatureGates override the defaults (Disruption on,
+	// SpotToSpotConsolidation off).
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+}
+
+// Interruptions reports whether the interruption handler runs.
+func (c Controller) Interruptions() bool { return c.InterruptionHandling == nil || *c.InterruptionHandling }
 
 // PoolOverride changes the capacity pools it matches. Empty match fields
 // match every value; InstanceType accepts a trailing "*" ("c6g.*").
@@ -158,6 +176,9 @@ type Event struct {
 	ICE              *ICE              `json:"ice,omitempty"`
 	PriceChange      *PriceChange      `json:"priceChange,omitempty"`
 	DeleteNodes      *DeleteNodes      `json:"deleteNodes,omitempty"`
+	// RebalanceRecommendation sends EC2's rebalance recommendation to
+	// running spot instances, chosen as SpotInterruption chooses them.
+	RebalanceRecommendation *SpotInterruption `json:"rebalanceRecommendation,omitempty"`
 }
 
 // DeleteNodes deletes Count (default 1) of a pool's nodes, the oldest
