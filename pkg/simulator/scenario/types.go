@@ -81,7 +81,9 @@ type Controller struct {
 }
 
 // Interruptions reports whether the interruption handler runs.
-func (c Controller) Interruptions() bool { return c.InterruptionHandling == nil || *c.InterruptionHandling }
+func (c Controller) Interruptions() bool {
+	return c.InterruptionHandling == nil || *c.InterruptionHandling
+}
 
 // PoolOverride changes the capacity pools it matches. Empty match fields
 // match every value; InstanceType accepts a trailing "*" ("c6g.*").
