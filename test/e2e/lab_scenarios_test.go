@@ -60,6 +60,7 @@ func TestLab(t *testing.T) {
 
 func scaleUp1000(t *testing.T) {
 	start := time.Now()
+	track := trackPhases(t, start, "web", spotPool, 1000)
 	if err := kube().Create(ctx(), deployment("web", "spot", 1000, "500m", "128Mi")); err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +81,8 @@ func scaleUp1000(t *testing.T) {
 		}
 		return fmt.Errorf("%d running, %d pending of %d; %d nodeclaims %v", running, pending, total, claims, instanceTypes(claimsOf(t, spotPool)))
 	})
+	track.done()
+	t.Logf("phases of the 1,000-pod scale-up:\n%s", track.table(lab.controller.log, start))
 	if allPending.IsZero() {
 		allPending = start // the first poll already saw pods being placed
 	}

@@ -153,6 +153,9 @@ leaderElection:
 	if err := applyFleet(ctx, env.Client); err != nil {
 		return l, err
 	}
+	if err := addSystemNodes(ctx, env.Client, l.Catalog); err != nil {
+		return l, err
+	}
 	if err := l.startController(); err != nil {
 		return l, err
 	}

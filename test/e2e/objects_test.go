@@ -18,6 +18,7 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/test/testenv"
 )
 
@@ -132,4 +133,35 @@ func isFamily(instanceType string, families ...string) bool {
 		}
 	}
 	return false
+}
+
+// systemNodes are the lab's nodes that are not Nodesmith's: like the
+// managed node group of a real EKS cluster that runs the system pods and
+// the controller, tainted so workloads stay off them. Their presence
+// matters to kube-scheduler: with no node at all it fails pods with an
+// error and backs off for up to 10 s, which no real cluster sees.
+var systemNodes = []struct{ name, zone string }{{"system-a", labRegion + "a"}, {"system-b", labRegion + "b"}}
+
+// systemTaint keeps workloads off the system nodes.
+var systemTaint = corev1.Taint{Key: "CriticalAddonsOnly", Value: "true", Effect: corev1.TaintEffectNoSchedule}
+
+func addSystemNodes(ctx context.Context, kube client.Client, cat *catalog.Catalog) error {
+	it, ok := cat.Get("m6i.large")
+	if !ok {
+		return fmt.Errorf("m6i.large is not in the catalog")
+	}
+	for _, sn := range systemNodes {
+		labels := it.LabelsFor(catalog.Offering{Zone: sn.zone, CapacityType: nsv1.CapacityTypeOnDemand})
+		labels[corev1.LabelHostname] = sn.name
+		labels["node-role"] = "system"
+		n := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: sn.name, Labels: labels, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+			Spec:       corev1.NodeSpec{Taints: []corev1.Taint{systemTaint}},
+			Status:     corev1.NodeStatus{Capacity: it.Capacity.DeepCopy(), Allocatable: it.Allocatable()},
+		}
+		if err := kube.Create(ctx, n); err != nil {
+			return fmt.Errorf("creating system node %s: %w", sn.name, err)
+		}
+	}
+	return nil
 }
