@@ -221,6 +221,12 @@ func (p *Provider) settle(l *launch, out fleetOutcome, callErr error) (*nsv1.Nod
 // the earlier call, so it launched nothing either.
 func launchCallError(claim string, err error) error {
 	err = fmt.Errorf("launching %s: %w", claim, err)
+	var tagErr *claimTagError
+	if errors.As(err, &tagErr) {
+		// The instance exists; the claim takes it on its next launch. Not a
+		// rejection: the attempt (and its token) must not move on for it.
+		return err
+	}
 	switch code := errorCode(err); {
 	case isTransient(err):
 		return cloudprovider.NewCloudUnavailableError(err)

@@ -92,7 +92,7 @@ func (p *Provider) runFleet(ctx context.Context, items []fleetRequest) []fleetRe
 			p.assign(li.id, item.claimName)
 			if err := p.tagClaim(ctx, li.id, item.claimName); err != nil {
 				p.log.Error(err, "tagging a batched instance with its claim; the claim takes it on its next launch", "instance", li.id)
-				results[i].Err = err
+				results[i].Err = &claimTagError{err: err}
 				continue
 			}
 		}

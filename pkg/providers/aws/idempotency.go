@@ -188,6 +188,15 @@ func containsField(s, f string) bool {
 	return false
 }
 
+// claimTagError is a merged launch's instance that could not be tagged with
+// its claim: the launch happened, so it is neither a rejection nor an
+// unknown outcome of the launch itself; what the tagging error says (a
+// CloudUnavailableError when AWS did not answer) is kept.
+type claimTagError struct{ err error }
+
+func (e *claimTagError) Error() string { return e.err.Error() }
+func (e *claimTagError) Unwrap() error { return e.err }
+
 // tagClaim writes a claim's own tags on its instance.
 func (p *Provider) tagClaim(ctx context.Context, id, claim string) error {
 	tags := ec2Tags(map[string]string{awsv1.TagNodeClaim: claim, "Name": claim})

@@ -30,9 +30,14 @@ type wire struct {
 	lose map[string]int
 	// refuse counts calls of an action still to be refused before the world sees them.
 	refuse map[string]int
+	// reject counts calls of an action still to be rejected with a client
+	// error (UnauthorizedOperation) before the world sees them.
+	reject map[string]int
 }
 
-func newWire() *wire { return &wire{lose: map[string]int{}, refuse: map[string]int{}} }
+func newWire() *wire {
+	return &wire{lose: map[string]int{}, refuse: map[string]int{}, reject: map[string]int{}}
+}
 
 func (w *wire) set(m map[string]int, action string, n int) {
 	w.mu.Lock()
@@ -58,6 +63,12 @@ func (w *wire) wrap(next http.Handler) http.Handler {
 		action := form.Get("Action")
 		if w.take(w.refuse, action) {
 			unavailableAnswer(rw)
+			return
+		}
+		if w.take(w.reject, action) {
+			rw.Header().Set("Content-Type", "text/xml")
+			rw.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(rw, `<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>not authorized</Message></Error></Errors><RequestID>x</RequestID></Response>`)
 			return
 		}
 		if w.take(w.lose, action) {
@@ -247,6 +258,10 @@ func TestCrashBetweenMergedLaunchAndTagging(t *testing.T) {
 		if r.Err == nil || r.Claim != nil {
 			t.Fatalf("claim %d recorded an instance its tag was never written on: %+v", i, r)
 		}
+		// The instance exists: not a rejection, so the attempt stays.
+		if !cloudprovider.IsCloudUnavailable(r.Err) || cloudprovider.IsLaunchRejected(r.Err) {
+			t.Fatalf("claim %d: %v, want CloudUnavailable (the tagging got no answer)", i, r.Err)
+		}
 	}
 	w.set(w.refuse, "CreateTags", 0)
 	wire := e.world.Stats()["CreateFleet"]
@@ -383,5 +398,26 @@ func TestUnansweredCallsLeaveTheOutcomeUnknown(t *testing.T) {
 				t.Errorf("live instances = %d, want 1", n)
 			}
 		})
+	}
+}
+
+// A merged launch whose per-claim tagging is refused outright (a missing
+// permission) launched the instances all the same: the claims are told
+// neither that the launch was rejected (which would move their attempt on)
+// nor that AWS did not answer (which would keep them forever).
+func TestMergedLaunchWithRefusedTaggingIsNotARejection(t *testing.T) {
+	w := newWire()
+	e := newEnv(t, envOpts{clock: clock.RealClock{}, wrap: w.wrap})
+	w.set(w.reject, "CreateTags", 1000)
+	for i, r := range e.p.CreateAll(e.ctx, identical(3)) {
+		if r.Err == nil || cloudprovider.IsLaunchRejected(r.Err) || cloudprovider.IsCloudUnavailable(r.Err) {
+			t.Errorf("claim %d: %v, want an untyped error naming the tagging", i, r.Err)
+		}
+		if r.Err != nil && !strings.Contains(r.Err.Error(), "UnauthorizedOperation") {
+			t.Errorf("claim %d: %v does not say why", i, r.Err)
+		}
+	}
+	if n := len(liveIn(e.world)); n != 3 {
+		t.Errorf("%d live instances, want the 3 launched", n)
 	}
 }
