@@ -421,3 +421,41 @@ func TestMergedLaunchWithRefusedTaggingIsNotARejection(t *testing.T) {
 		t.Errorf("%d live instances, want the 3 launched", n)
 	}
 }
+
+// A burst of throttles and server errors on every API is absorbed by the
+// SDK's retries: each claim still gets exactly one instance.
+func TestFaultBurstOnEveryAPILaunchesEachClaimOnce(t *testing.T) {
+	w := newWire()
+	e := newEnv(t, envOpts{clock: clock.RealClock{}, wrap: w.wrap})
+	e.world.InjectThrottle("*", 2)
+	e.world.InjectServerError("*", 2)
+	e.world.InjectThrottle("DescribeInstances", 2)
+	e.world.InjectServerError("CreateTags", 2)
+	// The first CreateFleet is refused twice (503 before EC2 acts), then
+	// launches with its answer lost; the SDK's next retry gets the replay.
+	w.set(w.refuse, "CreateFleet", 2)
+	w.set(w.lose, "CreateFleet", 1)
+	claims := append(identical(4), newClaim("solo", reqIn(corev1.LabelInstanceTypeStable, "c5.large")))
+	got := make([]*nsv1.NodeClaim, len(claims))
+	for i, r := range e.p.CreateAll(e.ctx, claims) {
+		if r.Err != nil {
+			t.Fatalf("claim %s: %v", claims[i].Name, r.Err)
+		}
+		got[i] = r.Claim
+	}
+	checkOnePerClaim(t, e, got)
+	w.mu.Lock()
+	left := w.refuse["CreateFleet"] + w.lose["CreateFleet"]
+	w.mu.Unlock()
+	// Refused calls never reach EC2; the lost one does and its retry is replayed.
+	if ops, reached := len(e.fleetCalls()), e.world.Stats()["CreateFleet"]; left != 0 || reached != ops+1 {
+		t.Errorf("CreateFleet: %d operations reached EC2 %d times with %d wire faults unmet; want %d times, none unmet", ops, reached, left, ops+1)
+	}
+	// Again, as after a lost status write: nothing new.
+	for i, r := range e.p.CreateAll(e.ctx, claims) {
+		if r.Err != nil || r.Claim.Status.ProviderID != got[i].Status.ProviderID {
+			t.Fatalf("claim %s again: %v, %v", claims[i].Name, r.Err, r.Claim)
+		}
+	}
+	checkOnePerClaim(t, e, got)
+}
