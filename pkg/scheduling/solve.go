@@ -338,27 +338,6 @@ func (s *solver) nodeAffinityOnly(c *podClass, v *variant, n *nodeState) bool {
 	return err == nil && match && v.reqs.Matches(n.n.Labels)
 }
 
-// placeOnNodes binds as many of the class's pods as fit to existing nodes,
-// first fit in node order (registered nodes before in-flight claims).
-func (s *solver) placeOnNodes(c *podClass, v *variant) {
-	st := s.state[c]
-	for _, n := range s.nodes {
-		if len(st.left) == 0 {
-			return
-		}
-		if !s.nodeCompatible(c, v, n) {
-			continue
-		}
-		for len(st.left) > 0 && c.req.fits(n.free) && s.canHost(c, v, &n.host, n.zone) {
-			p := st.left[0]
-			st.left = st.left[1:]
-			n.free.sub(c.req)
-			s.record(c, v, &n.host, n.zone)
-			s.noms = append(s.noms, Nomination{Pod: p, Node: n.n.Name})
-		}
-	}
-}
-
 // canHost checks topology, inverse anti-affinity and host ports for one more
 // pod of c on h, whose zone is z (-1 when not yet pinned; the caller pins).
 func (s *solver) canHost(c *podClass, v *variant, h *host, z int) bool {
