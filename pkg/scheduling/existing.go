@@ -47,7 +47,7 @@ func (s *solver) placeByShape(c *podClass, v *variant, nodes []*nodeState) {
 	st := s.state[c]
 	h := make(shapeHeap, 0, len(nodes))
 	for i, n := range nodes {
-		if !s.nodeCompatible(c, v, n) || !c.req.fits(n.free) {
+		if !c.req.fits(n.free) || !s.nodeCompatible(c, v, n) {
 			continue
 		}
 		shape, room := fitScore(c.req, n.free)
@@ -57,7 +57,7 @@ func (s *solver) placeByShape(c *podClass, v *variant, nodes []*nodeState) {
 	for len(st.left) > 0 && len(h) > 0 {
 		n := h[0].n
 		if !c.req.fits(n.free) || !s.canHost(c, v, &n.host, n.zone) {
-			heap.Pop(&h)
+			h.dropTop()
 			continue
 		}
 		p := st.left[0]
@@ -112,6 +112,18 @@ func (h shapeHeap) Less(i, j int) bool {
 }
 func (h shapeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *shapeHeap) Push(x any)   { *h = append(*h, x.(shapeEntry)) }
+
+// dropTop removes the heap's first entry without heap.Pop, whose any
+// result would allocate for every node dropped.
+func (h *shapeHeap) dropTop() {
+	last := len(*h) - 1
+	(*h)[0] = (*h)[last]
+	*h = (*h)[:last]
+	if last > 0 {
+		heap.Fix(h, 0)
+	}
+}
+
 func (h *shapeHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
