@@ -100,10 +100,20 @@ func checkNoChurn(t *testing.T, seed int64, round int, plan *Plan, launched map[
 		}
 	}
 	for pool, byReason := range taken {
+		// Every node disrupting counts against every reason's limit, so
+		// the round's total is bounded by the largest allowance too.
+		total, most := 0, 0
 		for reason, n := range byReason {
+			total += n
 			if allowed := plan.Allowed[pool][reason]; n > allowed {
 				t.Errorf("seed %d round %d: pool %s disrupts %d nodes for %s, its budget allowed %d", seed, round, pool, n, reason, allowed)
 			}
+		}
+		for _, allowed := range plan.Allowed[pool] {
+			most = max(most, allowed)
+		}
+		if total > most {
+			t.Errorf("seed %d round %d: pool %s disrupts %d nodes, its budget allowed at most %d", seed, round, pool, total, most)
 		}
 	}
 }
