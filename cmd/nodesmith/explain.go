@@ -46,7 +46,8 @@ prints, in the solver's own words:
   - per existing node, why it cannot take the pod.
 
 A pod kube-scheduler has not yet marked Unschedulable is explained as if it
-were (the provisioner waits for that mark). For a bound pod, the node it is on.`,
+were (the provisioner plans it once it is marked, or after 2 s without a
+verdict). For a bound pod, the node it is on.`,
 		Example: `  nodesmith explain pod default/web-7d4b9c
   nodesmith explain pod -n batch worker-0 --snapshot cluster.yaml
   nodesmith explain pod default/web-7d4b9c -o json`,

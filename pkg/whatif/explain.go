@@ -94,7 +94,7 @@ func ExplainPod(snap *Snapshot, namespace, name string, opts Options) (*PodRepor
 		r.NotProvisionable = fmt.Sprintf("bound to node %s", pod.Spec.NodeName)
 		return r, nil
 	}
-	r.Provisionable, r.NotProvisionable = lifecycle.IsProvisionable(pod)
+	r.Provisionable, r.NotProvisionable = lifecycle.IsProvisionable(pod, snap.TakenAt.Time)
 	types, notes := w.poolTypes()
 	r.LeftOut = notes
 	pending := provisioning.PendingPods(w.idx, noNominations, snap.TakenAt.Time)
