@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 )
@@ -327,7 +326,7 @@ func (s *solver) nodeCompatible(c *podClass, v *variant, n *nodeState) bool {
 	}
 	ok := !n.n.MarkedForDeletion && v.unsupported == ""
 	if ok {
-		match, err := nodeaffinity.GetRequiredNodeAffinity(c.rep).Match(n.node)
+		match, err := c.nodeAffinity().Match(n.node)
 		ok = err == nil && match && v.reqs.Matches(n.n.Labels)
 	}
 	if ok {
@@ -353,7 +352,7 @@ func (s *solver) nodeAffinityOnly(c *podClass, v *variant, n *nodeState) bool {
 	if n.n.MarkedForDeletion {
 		return false
 	}
-	match, err := nodeaffinity.GetRequiredNodeAffinity(c.rep).Match(n.node)
+	match, err := c.nodeAffinity().Match(n.node)
 	return err == nil && match && v.reqs.Matches(n.n.Labels)
 }
 
