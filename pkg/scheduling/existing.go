@@ -43,11 +43,16 @@ func (s *solver) placeOnNodes(c *podClass, v *variant) {
 // lowest fitScore, re-scoring that node after each pod. A node that cannot
 // take one more pod is dropped for good: within one class's placement its
 // room only shrinks and its topology counts only grow.
+//
+// Every node with room is scored (a few comparisons and a logarithm), but
+// compatibility (a selector match) is checked only when a node comes to the
+// top: a class usually places its pods on a few nodes, and checking all of
+// a 10,000-node cluster's made this a seventh of a provisioning cycle.
 func (s *solver) placeByShape(c *podClass, v *variant, nodes []*nodeState) {
 	st := s.state[c]
 	h := make(shapeHeap, 0, len(nodes))
 	for i, n := range nodes {
-		if !c.req.fits(n.free) || !s.nodeCompatible(c, v, n) {
+		if !c.req.fits(n.free) {
 			continue
 		}
 		shape, room := fitScore(c.req, n.free)
@@ -56,7 +61,7 @@ func (s *solver) placeByShape(c *podClass, v *variant, nodes []*nodeState) {
 	heap.Init(&h)
 	for len(st.left) > 0 && len(h) > 0 {
 		n := h[0].n
-		if !c.req.fits(n.free) || !s.canHost(c, v, &n.host, n.zone) {
+		if !c.req.fits(n.free) || !s.nodeCompatible(c, v, n) || !s.canHost(c, v, &n.host, n.zone) {
 			h.dropTop()
 			continue
 		}
