@@ -107,7 +107,7 @@ func run(ctx context.Context, o *Options) error {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	rec := events.NewRecorder(mgr.GetEventRecorder("nodesmith"), clk, 5*time.Minute)
-	provider, awsCfg, err := newAWS(ctx, o, cfg, mgr.GetClient(), clk, rec)
+	provider, awsCfg, err := newAWS(ctx, o, cfg, mgr.GetClient(), clk, rec, m)
 	if err != nil {
 		return err
 	}

@@ -57,17 +57,24 @@ func provisionable(pod *corev1.Pod, now time.Time) (bool, string, time.Duration)
 	case len(pod.Spec.SchedulingGates) > 0:
 		return false, fmt.Sprintf("held by scheduling gate %s", pod.Spec.SchedulingGates[0].Name), 0
 	}
-	cond := podCondition(pod, corev1.PodScheduled)
-	if cond != nil && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable {
+	if MarkedUnschedulable(pod) {
 		return true, "", 0
 	}
+	cond := podCondition(pod, corev1.PodScheduled)
 	if cond != nil || !defaultScheduler(pod) {
 		return false, "not yet marked Unschedulable by its scheduler", 0
 	}
 	if wait := VerdictWait - now.Sub(pod.CreationTimestamp.Time); wait > 0 {
-		return false, fmt.Sprintf("not yet judged by kube-scheduler (planned without a verdict in %s)", wait.Round(time.Millisecond)), wait
+		return false, fmt.Sprintf("not yet judged by kube-scheduler; planned without a verdict in %s", wait.Round(time.Millisecond)), wait
 	}
 	return true, "", 0
+}
+
+// MarkedUnschedulable reports whether the pod's scheduler tried it and
+// found no node (PodScheduled False, reason Unschedulable).
+func MarkedUnschedulable(pod *corev1.Pod) bool {
+	cond := podCondition(pod, corev1.PodScheduled)
+	return cond != nil && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable
 }
 
 func defaultScheduler(pod *corev1.Pod) bool {

@@ -20,7 +20,7 @@ func TestIsProvisionable(t *testing.T) {
 		wantWait   time.Duration
 	}{
 		{name: "unschedulable pod", pod: pod(unschedulable), want: true},
-		{name: "not yet tried by kube-scheduler", pod: pod(), at: t0.Add(time.Second), wantReason: "not yet judged by kube-scheduler (planned without a verdict in 1s)", wantWait: time.Second},
+		{name: "not yet tried by kube-scheduler", pod: pod(), at: t0.Add(time.Second), wantReason: "not yet judged by kube-scheduler; planned without a verdict in 1s", wantWait: time.Second},
 		{name: "no verdict for VerdictWait", pod: pod(), at: t0.Add(VerdictWait), want: true},
 		{name: "another scheduler's pod without a verdict", pod: pod(func(p *corev1.Pod) { p.Spec.SchedulerName = "volcano" }), at: t0.Add(time.Hour),
 			wantReason: "not yet marked Unschedulable by its scheduler"},

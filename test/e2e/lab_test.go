@@ -44,8 +44,13 @@ type Lab struct {
 	Bridge  *bridge
 	Catalog *catalog.Catalog
 
+	// Perms is the IAM policy the simulated AWS enforces and its refusals.
+	Perms *permissions
+
 	ctx        context.Context
 	binary     string
+	kubeconfig string   // impersonates the chart's ServiceAccount
+	logs       []string // every controller process's log, in order
 	controller *controllerProc
 	// peakRSSKiB is the highest VmHWM seen over every controller process.
 	peakRSSKiB int64
@@ -138,7 +143,11 @@ leaderElection:
 		Roles: []string{exampleNodeRole},
 	})
 	go l.World.Run(ctx, 100*time.Millisecond)
-	srv := httptest.NewServer(l.Fleets.wrap(fakeaws.NewServer(l.World)))
+	awsSrv := fakeaws.NewServer(l.World)
+	if l.Perms, err = enforcePolicy(awsSrv); err != nil {
+		return l, err
+	}
+	srv := httptest.NewServer(l.Fleets.wrap(awsSrv))
 	go func() { <-ctx.Done(); srv.Close() }()
 	l.AWSURL = srv.URL
 	l.Bridge = newBridge(ctx, env.Client, l.Catalog)
@@ -154,6 +163,9 @@ leaderElection:
 		return l, err
 	}
 	if err := addSystemNodes(ctx, env.Client, l.Catalog); err != nil {
+		return l, err
+	}
+	if l.kubeconfig, err = applyChartRBAC(ctx, env); err != nil {
 		return l, err
 	}
 	if err := l.startController(); err != nil {
@@ -190,7 +202,7 @@ func (l *Lab) startController() error {
 		return err
 	}
 	cmd := exec.Command(l.binary,
-		"--kubeconfig="+l.Env.KubeconfigPath,
+		"--kubeconfig="+l.kubeconfig,
 		"--cluster-name="+labCluster,
 		"--cluster-endpoint=https://api.lab.invalid",
 		"--aws-region="+labRegion,
@@ -209,6 +221,7 @@ func (l *Lab) startController() error {
 		return fmt.Errorf("starting the controller: %w", err)
 	}
 	p := &controllerProc{cmd: cmd, log: logf.Name(), done: make(chan struct{})}
+	l.logs = append(l.logs, logf.Name())
 	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
 	l.controller = p
 	go l.watchRSS(p)
