@@ -30,6 +30,7 @@ func TestLab(t *testing.T) {
 		run  func(*testing.T)
 	}{
 		{"1_scale_up_1000_pods_on_spot", scaleUp1000},
+		{"2a_scale_to_100_consolidates", scaleTo100Consolidates},
 		{"2_scale_to_zero_drains_and_terminates", scaleToZero},
 		{"1b_nodepool_limits_hold", limitsHold},
 		{"3_spot_capacity_errors_fall_back", spotICE},

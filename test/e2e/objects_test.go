@@ -33,10 +33,15 @@ const (
 // and the lab namespace. Lab changes to the example: the discovery tag names
 // the lab cluster, empty nodes go after 5 s instead of 1 m, and half the
 // pool may be disrupted at once instead of 10 %, so scale-down fits CI time,
-// and the memory limit is 2000Gi instead of 1000Gi: 1,000 pods of 500m fill
+// and the memory limit is 4000Gi instead of 1000Gi. 1,000 pods of 500m fill
 // 500 cpu, and the cheapest capacity for that (c6g, 2 GiB per vCPU) brings
-// about 1,000Gi of memory with it, so the example's memory limit would cap
-// the last launches to the smallest sizes. Limits are tested on their own.
+// about 1,000Gi of memory with it; a claim counts against the limit at the
+// largest of its launch options (whichever EC2 picks, the limit holds), and
+// a claim with 15 spot options over three families lists m and r types of
+// 4–8 GiB per vCPU. Under 2000Gi the one 1,000-pod cycle had to trim its
+// claims to 7–12 options each (34 claims instead of 8 with 15); under the
+// example's 1000Gi it could not place them all. Limits are tested on their
+// own (limitsHold).
 func applyFleet(ctx context.Context, kube client.Client) error {
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", "spot-fleet.yaml"))
 	if err != nil {
@@ -101,7 +106,7 @@ func applyFleet(ctx context.Context, kube client.Client) error {
 func labTuning(pool *nsv1.NodePool) {
 	pool.Spec.Disruption.ConsolidateAfter = nsv1.MustParseNillableDuration("5s")
 	pool.Spec.Disruption.Budgets = []nsv1.Budget{{Nodes: "50%"}}
-	pool.Spec.Limits[corev1.ResourceMemory] = resource.MustParse("2000Gi")
+	pool.Spec.Limits[corev1.ResourceMemory] = resource.MustParse("4000Gi")
 }
 
 // deployment is a pause Deployment whose pods select a pool's template label.

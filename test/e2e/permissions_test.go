@@ -47,9 +47,12 @@ type permissions struct {
 	denials []fakeaws.Denial
 }
 
-// renderChart renders the chart as a user installs it for the lab's cluster.
+// renderChart renders the chart as a user installs it for the lab's
+// cluster, with spot-to-spot consolidation on: the lab's pool is spot only,
+// so without it consolidation could delete spot nodes but never replace one
+// with a cheaper spot node.
 func renderChart(ctx context.Context) ([]*unstructured.Unstructured, error) {
-	return testenv.RenderChart(ctx, chartNamespace, "clusterName: "+labCluster+"\n")
+	return testenv.RenderChart(ctx, chartNamespace, "clusterName: "+labCluster+"\nfeatureGates:\n  SpotToSpotConsolidation: true\n")
 }
 
 // chartCommandLine is the controller container's command line and
