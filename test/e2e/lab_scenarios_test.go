@@ -36,6 +36,7 @@ func TestLab(t *testing.T) {
 		{"4_crash_between_create_fleet_and_status", crashMidLaunch},
 		{"5_pdb_blocks_drain_until_relaxed", pdbBlocksDrain},
 		{"6_differential_lab_versus_simulator", differential},
+		{"7_spot_interruption_wave_with_sqs_workers", interruptionWave},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
