@@ -37,6 +37,8 @@ func TestLab(t *testing.T) {
 		{"5_pdb_blocks_drain_until_relaxed", pdbBlocksDrain},
 		{"6_differential_lab_versus_simulator", differential},
 		{"7_spot_interruption_wave_with_sqs_workers", interruptionWave},
+		{"8_rebalance_prespin_then_spot_warning", rebalancePrespin},
+		{"9_rebalance_modes_off_and_drain", rebalanceModes},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
