@@ -10,6 +10,7 @@ import (
 
 	"github.com/nodesmith/nodesmith/examples/scenarios"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
+	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 	"github.com/nodesmith/nodesmith/pkg/simulator/output"
 	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
@@ -238,6 +239,31 @@ func TestSpotInterruption(t *testing.T) {
 		}
 	}
 	reachedWithin(t, "queue empty", res.QueueEmpty, 5*time.Minute, 8*time.Minute)
+	// The report pairs each notice with its replacement: new capacity
+	// launched at the notice, Ready before the drain, and no pod left the
+	// node before its place was ready. The ReplacementPlanned Event that
+	// dates the plan comes at the handler's next look at the claim, within
+	// its recheck interval of the launch.
+	spot := 0
+	for _, in := range res.Interruptions {
+		if in.Kind != "spot interruption" {
+			continue
+		}
+		spot++
+		ready := in.ReplacementReady()
+		launchedAtNotice := false
+		for _, r := range in.Replacements {
+			launchedAtNotice = launchedAtNotice || (r.NewNode && r.Launched.Reached && r.Launched.At == in.At)
+		}
+		if in.Pods == 0 || !in.Planned.Reached || in.Planned.At > in.At+interruptionpolicy.Recheck || !launchedAtNotice || !ready.Reached ||
+			!in.Drained.Reached || in.Drained.At < ready.At || in.Stranded != 0 || !in.Gone.Reached || in.Gone.At >= in.Deadline.At {
+			t.Errorf("notice about %s: %d pods, planned %s on %+v, ready %s, drained %s, gone %s (deadline %s), %d stranded",
+				in.NodeClaim, in.Pods, in.Planned, in.Replacements, ready, in.Drained, in.Gone, in.Deadline, in.Stranded)
+		}
+	}
+	if spot != 2 {
+		t.Errorf("the report lists %d spot interruption notices, want 2", spot)
+	}
 	notes := strings.Join(res.Notes, "\n")
 	for _, want := range []string{"SpotInterruption nodeclaim", "ReplacementPlanned nodeclaim", "InterruptionDrain nodeclaim"} {
 		if !strings.Contains(notes, want) {
