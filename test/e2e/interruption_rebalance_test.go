@@ -78,6 +78,8 @@ func stopRebalancePods(t *testing.T, dep *appsv1.Deployment) {
 // terminated well before its two-minute deadline.
 func rebalancePrespin(t *testing.T) {
 	stepStart := time.Now()
+	restartController(t) // prespin is the default mode
+	defer restoreController(t)
 	applyInterruptionPool(t)
 	obs := newObserver(t, intrNS)
 	dep, victim := startRebalancePods(t)

@@ -186,14 +186,18 @@ func workersSettled(t *testing.T, k *processKubelet, want int, avoid map[string]
 	}
 }
 
-// restartController runs the controller again with extra flags and the
-// metrics endpoint on a free loopback port, which it returns once the
-// interruption queue answers. The lab's own flags come back at cleanup.
+// restartController runs the controller again consuming the lab's
+// interruption queue, with extra flags and the metrics endpoint on a free
+// loopback port, which it returns once the queue answers. The queue holds
+// the state changes of the steps before (nobody consumed them); the
+// handler ignores them, as it does the notices about instances that are
+// not the cluster's. restoreController brings back the lab's own flags.
 func restartController(t *testing.T, extra ...string) string {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	lab.controller.stop()
-	if err := lab.startController(append(extra, "--metrics-bind-address="+addr)...); err != nil {
+	flags := append([]string{"--interruption-queue=" + labInterruptionQueue, "--metrics-bind-address=" + addr}, extra...)
+	if err := lab.startController(flags...); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 2*time.Minute, "the restarted controller's interruption queue", func() error {
@@ -329,6 +333,11 @@ func interruptionWave(t *testing.T) {
 		t.Fatalf("the 50 workers run on %d nodes; want at least 4 so three can be interrupted", len(claims))
 	}
 	sort.Slice(claims, func(i, j int) bool { return claims[i].Name < claims[j].Name })
+	byType := map[string]int{}
+	for _, c := range claims {
+		byType[c.Status.InstanceType]++
+	}
+	t.Logf("%d workers running after %s on %d nodes %v", intrReplicas, ms(upAt.Sub(stepStart)), len(claims), byType)
 	existing := map[string]bool{}
 	var victims []*victim
 	for _, c := range claims {

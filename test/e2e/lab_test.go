@@ -36,8 +36,11 @@ const (
 	bootDelay       = 2 * time.Second
 	// labInterruptionQueue is the lab account's EventBridge target: the
 	// simulated AWS puts every spot warning, rebalance recommendation and
-	// instance state change on it, and the controller consumes it in every
-	// step, as it would in a cluster set up with the chart's queue.
+	// instance state change on it. The interruption steps restart the
+	// controller with --interruption-queue; the other steps run it without,
+	// as before the queue existed (with it, the handler writes to claims
+	// whose instances the controller itself terminates; see
+	// interruption_test.go).
 	labInterruptionQueue = "lab-interruptions"
 )
 
@@ -214,7 +217,6 @@ func (l *Lab) startController(extra ...string) error {
 		"--health-probe-bind-address=0",
 		"--gc-interval=5s", "--gc-grace=10s",
 		"--registration-timeout=3m",
-		"--interruption-queue="+labInterruptionQueue,
 	)
 	cmd.Args = append(cmd.Args, extra...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=lab", "AWS_SECRET_ACCESS_KEY=lab", "AWS_EC2_METADATA_DISABLED=true")
