@@ -10,6 +10,7 @@ import (
 
 	"github.com/nodesmith/nodesmith/examples/scenarios"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/fakeaws"
 	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 	"github.com/nodesmith/nodesmith/pkg/simulator/output"
@@ -292,6 +293,51 @@ func TestSpotInterruptionUnhandled(t *testing.T) {
 	for _, l := range res.Launches {
 		if l.Reason == "spot interruption" && l.TerminatedAt != 4*time.Minute {
 			t.Errorf("%s went at %s, want at the end of the notice (4m)", l.NodeClaim, l.TerminatedAt)
+		}
+	}
+}
+
+// Two waves of six spot notices on a fleet of about a dozen nodes: after
+// each wave no more pods wait Pending than the wave's notices stranded
+// (pods that left a node before a ready place waited for them), and every
+// notice is paired with capacity launched at it and drained before its
+// deadline.
+func TestInterruptionWaves(t *testing.T) {
+	sc := loadExample(t, "interruption-waves.yaml")
+	res := run(t, sc)
+	launchesAllowed(t, sc, res)
+	stranded := map[time.Duration]int{}
+	notices := map[time.Duration]int{}
+	for _, in := range res.Interruptions {
+		if in.Kind != "spot interruption" {
+			continue
+		}
+		notices[in.At]++
+		stranded[in.At] += in.Stranded
+		launched := false
+		for _, r := range in.Replacements {
+			launched = launched || (r.NewNode && r.Launched.Reached && r.Launched.At-in.At <= 2*time.Second)
+		}
+		if !launched || !in.Drained.Reached || in.Drained.At >= in.Deadline.At {
+			var at []time.Duration
+			for _, r := range in.Replacements {
+				at = append(at, r.Launched.At-in.At)
+			}
+			t.Errorf("notice about %s at %s: replacements %+v launched %v after it, drained %s (deadline %s)", in.NodeClaim, output.FormatDuration(in.At), in.Replacements, at, in.Drained, in.Deadline)
+		}
+	}
+	for _, wave := range []time.Duration{4 * time.Minute, 8 * time.Minute} {
+		if notices[wave] != 6 {
+			t.Errorf("wave at %s: %d notices about Nodesmith nodes, want 6", wave, notices[wave])
+		}
+		pending := 0
+		for _, smp := range res.Samples {
+			if smp.T >= wave && smp.T < wave+fakeaws.InterruptionNotice {
+				pending = max(pending, smp.PendingPods)
+			}
+		}
+		if pending > stranded[wave] {
+			t.Errorf("wave at %s: up to %d pods Pending in the two minutes after it, more than the %d its notices stranded", wave, pending, stranded[wave])
 		}
 	}
 }
