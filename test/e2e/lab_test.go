@@ -38,9 +38,9 @@ const (
 	// simulated AWS puts every spot warning, rebalance recommendation and
 	// instance state change on it. The interruption steps restart the
 	// controller with --interruption-queue; the other steps run it without,
-	// as before the queue existed (with it, the handler writes to claims
-	// whose instances the controller itself terminates; see
-	// interruption_test.go).
+	// as before the queue existed (with it, the handler also re-marks claims
+	// being deleted when the state changes of the instances the controller
+	// itself terminates come back, which the other steps do not expect).
 	labInterruptionQueue = "lab-interruptions"
 )
 
