@@ -58,6 +58,12 @@ const (
 	// notice-to-replacement and notice-to-drained latencies.
 	AnnotationDisruptionNoticed = Group + "/disruption-noticed-at"
 
+	// AnnotationLaunchAttempt on a NodeClaim counts its launches the cloud
+	// rejected; the cloud provider derives the launch's idempotency token from
+	// the claim's UID and this attempt, so a retry after a lost answer or a
+	// restart reuses the token and a retry after a rejection does not.
+	AnnotationLaunchAttempt = Group + "/launch-attempt"
+
 	// TerminationFinalizer holds NodeClaims and Nodes until their instance is gone.
 	TerminationFinalizer = Group + "/termination"
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -23,6 +22,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/clusterinfo"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	pricingctrl "github.com/nodesmith/nodesmith/pkg/controllers/pricing"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 )
@@ -31,8 +31,14 @@ import (
 // eks:DescribeCluster and the API server's version), then builds the AWS
 // provider with clients aimed at --aws-endpoint when set. A lookup that
 // fails stops the start with the setting and permission to fix.
-func newAWS(ctx context.Context, o *Options, restCfg *rest.Config, kube client.Client, clk clock.Clock, rec *events.Recorder) (*awsprovider.Provider, aws.Config, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(awsprovider.NewRetryer(5, 5*time.Second)))
+func newAWS(ctx context.Context, o *Options, restCfg *rest.Config, kube client.Client, clk clock.Clock, rec *events.Recorder, m *metrics.Metrics) (*awsprovider.Provider, aws.Config, error) {
+	retries := awsprovider.RetryOptions{
+		MaxAttempts: o.AWSMaxAttempts, MaxBackoff: o.AWSMaxBackoff, AttemptTimeout: o.AWSAttemptTimeout,
+		OnRetry: func(service, operation, reason string) {
+			m.CloudRetries.WithLabelValues(service, operation, reason).Inc()
+		},
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, retries.LoadOptions()...)
 	if err != nil {
 		return nil, aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
 	}

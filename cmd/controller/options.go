@@ -15,6 +15,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/disruption"
 	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
 )
@@ -34,11 +35,16 @@ type Options struct {
 	RebalanceMode       string
 	// PodName is the controller's own Pod (POD_NAME), where interruption
 	// queue problems are reported; empty outside a Pod.
-	PodName             string
-	BatchIdle           time.Duration
-	BatchMax            time.Duration
-	AWSRegion           string
-	AWSEndpoint         string
+	PodName     string
+	BatchIdle   time.Duration
+	BatchMax    time.Duration
+	AWSRegion   string
+	AWSEndpoint string
+	// AWSMaxAttempts, AWSMaxBackoff and AWSAttemptTimeout configure the AWS
+	// SDK's standard retryer and the per-attempt timeout of every AWS client.
+	AWSMaxAttempts      int
+	AWSMaxBackoff       time.Duration
+	AWSAttemptTimeout   time.Duration
 	MetricsAddr         string
 	HealthAddr          string
 	LeaderElect         bool
@@ -118,6 +124,11 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 	dur(&o.BatchMax, "batch-max-duration", "BATCH_MAX_DURATION", batcher.DefaultMax, "a batch closes at the latest this long after its first pod")
 	str(&o.AWSRegion, "aws-region", "AWS_REGION", "", "AWS region (empty: from IMDS)")
 	str(&o.AWSEndpoint, "aws-endpoint", "AWS_ENDPOINT_URL", "", "override the AWS endpoint (a simulated AWS)")
+	num(&o.AWSMaxAttempts, "aws-max-attempts", "AWS_MAX_ATTEMPTS", awsprovider.DefaultMaxAttempts,
+		"attempts per AWS API call, the first included; throttling, 5xx answers, timeouts and broken connections are retried with exponential backoff and full jitter by the AWS SDK's standard retryer")
+	dur(&o.AWSMaxBackoff, "aws-max-backoff", "AWS_MAX_BACKOFF", awsprovider.DefaultMaxBackoff, "the longest pause between two attempts of an AWS API call")
+	dur(&o.AWSAttemptTimeout, "aws-attempt-timeout", "AWS_ATTEMPT_TIMEOUT", awsprovider.DefaultAttemptTimeout,
+		"one attempt of an AWS API call that has not answered in this long is cut and retried; must exceed SQS's 20 s long poll")
 	str(&o.MetricsAddr, "metrics-bind-address", "METRICS_BIND_ADDRESS", ":8080", "Prometheus metrics address (0: off)")
 	str(&o.HealthAddr, "health-probe-bind-address", "HEALTH_PROBE_BIND_ADDRESS", ":8081", "health and readiness probe address")
 	str(&o.LeaderElectionNS, "leader-election-namespace", "POD_NAMESPACE", "kube-system", "namespace of the leader election lease")
@@ -182,6 +193,15 @@ func (o *Options) validate() error {
 	}
 	if v := o.KubernetesVersion; v != "" && !validMinor(v) {
 		errs = append(errs, fmt.Sprintf("--kubernetes-version %q: want major.minor, e.g. 1.37", v))
+	}
+	if o.AWSMaxAttempts < 1 {
+		errs = append(errs, fmt.Sprintf("--aws-max-attempts %d: want at least 1 (1 turns retries off)", o.AWSMaxAttempts))
+	}
+	if o.AWSMaxBackoff <= 0 {
+		errs = append(errs, "--aws-max-backoff must be positive")
+	}
+	if o.AWSAttemptTimeout <= interruption.DefaultWaitTime {
+		errs = append(errs, fmt.Sprintf("--aws-attempt-timeout %s: must exceed the interruption queue's %s long poll", o.AWSAttemptTimeout, interruption.DefaultWaitTime))
 	}
 	if o.RegistrationTimeout <= 0 {
 		errs = append(errs, "--registration-timeout must be positive")

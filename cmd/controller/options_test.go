@@ -51,6 +51,22 @@ func TestParse(t *testing.T) {
 				}
 				return ""
 			}},
+		{name: "AWS retry defaults", args: []string{"--cluster-name=lab"}, check: func(o *Options) string {
+			if o.AWSMaxAttempts != 5 || o.AWSMaxBackoff != 5*time.Second || o.AWSAttemptTimeout != 30*time.Second {
+				return "AWS retry defaults changed"
+			}
+			return ""
+		}},
+		{name: "AWS retry settings; AWS_MAX_ATTEMPTS as the SDK reads it", args: []string{"--cluster-name=lab", "--aws-max-backoff=20s"},
+			env: map[string]string{"AWS_MAX_ATTEMPTS": "8", "AWS_ATTEMPT_TIMEOUT": "45s"},
+			check: func(o *Options) string {
+				if o.AWSMaxAttempts != 8 || o.AWSMaxBackoff != 20*time.Second || o.AWSAttemptTimeout != 45*time.Second {
+					return "AWS retry settings ignored"
+				}
+				return ""
+			}},
+		{name: "no AWS attempts", args: []string{"--cluster-name=lab", "--aws-max-attempts=0"}, wantErr: "--aws-max-attempts"},
+		{name: "an attempt timeout inside SQS's long poll", args: []string{"--cluster-name=lab", "--aws-attempt-timeout=10s"}, wantErr: "--aws-attempt-timeout"},
 		{name: "the Emptiness gate says what replaced it", args: []string{"--cluster-name=lab", "--feature-gates=Emptiness=false"}, wantErr: `replaced by "Disruption"`},
 		{name: "a savings share above 1", args: []string{"--cluster-name=lab", "--consolidation-min-savings=10"}, wantErr: "--consolidation-min-savings"},
 		{name: "a savings share that is no number", env: map[string]string{"CLUSTER_NAME": "lab", "CONSOLIDATION_MIN_SAVINGS": "ten percent"}, wantErr: "CONSOLIDATION_MIN_SAVINGS"},

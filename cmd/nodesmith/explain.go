@@ -45,8 +45,9 @@ prints, in the solver's own words:
     remain, cheapest first;
   - per existing node, why it cannot take the pod.
 
-A pod kube-scheduler has not yet marked Unschedulable is explained as if it
-were (the provisioner waits for that mark). For a bound pod, the node it is on.`,
+A pod the provisioner does not plan yet (kube-scheduler has not marked it
+Unschedulable, and it is younger than 2 s) is explained as if it were. For a
+bound pod, the node it is on.`,
 		Example: `  nodesmith explain pod default/web-7d4b9c
   nodesmith explain pod -n batch worker-0 --snapshot cluster.yaml
   nodesmith explain pod default/web-7d4b9c -o json`,
@@ -88,15 +89,18 @@ func newExplainNodeCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "node NAME",
-		Short: "Whether a node would be removed now, and the disruption budgets that hold it",
+		Short: "Whether a node would be disrupted now, why not, and the budgets that hold it",
 		Long: `explain node prints what runs on a node (workload, DaemonSet, static and
 finished pods, and pods that block disruption with nodesmith.sh/do-not-disrupt),
-each disruption method's verdict at the time of the snapshot, and its pool's
+the disruption planner's verdict at the time of the snapshot, and its pool's
 disruption budgets: which are active and how many nodes they let go.
 
-Today Nodesmith removes empty nodes only (after consolidateAfter, within the
-budgets for the Empty reason), so the one verdict is Empty's, from the
-emptiness controller's own rule. Nodes no NodeClaim backs are never disrupted.`,
+The verdict is the controller's own planner run over the snapshot: the action
+that would disrupt the node (emptiness, drift, expiration, multi- or
+single-node consolidation, with its savings), or why the node is left (its
+skip reason: a budget, consolidateAfter, do-not-disrupt pods, a
+PodDisruptionBudget, pods with nowhere to go, no cheaper replacement...).
+Nodes no NodeClaim backs are never disrupted.`,
 		Example: `  nodesmith explain node ip-10-0-12-34.ec2.internal
   nodesmith explain node ip-10-0-12-34.ec2.internal --snapshot cluster.yaml -o yaml`,
 		Args: cobra.ExactArgs(1),
@@ -134,9 +138,12 @@ func writePodReport(w io.Writer, r *whatif.PodReport, types int) {
 		fmt.Fprintf(w, "  bound to node %s%s: kube-scheduler placed it; Nodesmith does not plan bound pods\n", r.Bound.Node, nodeFactsText(*r.Bound))
 		return
 	}
-	if r.Provisionable {
+	switch {
+	case r.Provisionable && r.Unjudged:
+		fmt.Fprintln(w, "  pending: kube-scheduler has not judged it 2 s after its creation, so the provisioner plans it without a verdict")
+	case r.Provisionable:
 		fmt.Fprintln(w, "  pending: kube-scheduler found no node for it, so the provisioner plans it")
-	} else {
+	default:
 		fmt.Fprintf(w, "  not planned by the provisioner today (%s); explained as if it were\n", r.NotProvisionable)
 	}
 	switch {
@@ -270,19 +277,19 @@ func writeNodeReport(w io.Writer, r *whatif.NodeReport) {
 	if len(r.Checks) > 0 {
 		fmt.Fprintln(w, "\ndisruption")
 		tabulate(w, func(tw io.Writer) {
-			fmt.Fprintln(tw, "  METHOD\tCANDIDATE\tELIGIBLE AT\tBUDGET ALLOWS\tWHY")
+			fmt.Fprintln(tw, "  ACTION\tCANDIDATE\tBUDGET ALLOWS\tWHY")
 			for _, c := range r.Checks {
-				yes, at, allowed := "no", "-", "-"
+				yes, allowed := "no", "-"
+				method := c.Method
 				if c.Candidate {
-					yes = "yes"
-				}
-				if c.EligibleAt != nil {
-					at = c.EligibleAt.UTC().Format("2006-01-02T15:04:05Z")
+					yes = fmt.Sprintf("yes, saves $%.4f/h", c.Savings)
+				} else if c.Skip != "" {
+					method = "skipped: " + c.Skip
 				}
 				if c.Allowed != nil {
 					allowed = fmt.Sprint(*c.Allowed)
 				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Method, yes, at, allowed, c.Reason)
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", method, yes, allowed, c.Reason)
 			}
 		})
 	}

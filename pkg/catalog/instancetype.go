@@ -202,3 +202,11 @@ func (it *InstanceType) withOfferings(offerings Offerings) *InstanceType {
 	cp.Offerings = offerings
 	return &cp
 }
+
+// Exotic reports whether the type carries GPUs or accelerators or is bare
+// metal: dear or special capacity, launched only when nothing else holds a
+// claim's pods (the solver does not count it toward a claim's options and
+// the provider drops it from a launch that has others).
+func (it *InstanceType) Exotic() bool {
+	return it.GPUCount > 0 || it.AcceleratorCount > 0 || it.BareMetal
+}

@@ -15,11 +15,23 @@ import (
 //   - Create returns an InsufficientCapacityError when no requested offering
 //     had capacity (the offerings that failed are already marked unavailable,
 //     so the next GetInstanceTypes call reflects them), a NodeClassNotReadyError
-//     when the node class cannot be resolved (no subnets, no AMI…), and other
-//     errors for transient or unexpected failures. Create is idempotent per
-//     NodeClaim: calling it twice for the same claim never launches twice.
+//     when the node class cannot be resolved (no subnets, no AMI…), a
+//     LaunchRejectedError when the cloud answered and launched nothing (a
+//     quota, a permission, a parameter it refused), a CloudUnavailableError
+//     when the cloud gave no answer (so an instance may or may not have been
+//     launched), and other errors for unexpected failures.
+//   - Create is idempotent per NodeClaim: calling it again for the same claim
+//     — after a lost answer, a crash, or on another replica after a failover
+//     — returns the instance an earlier call launched instead of launching a
+//     second one. What makes a retry a new launch is the claim's launch
+//     attempt (the nsv1.AnnotationLaunchAttempt annotation), which the caller
+//     raises, and persists, only after a LaunchRejectedError (or, for a
+//     claim it keeps, an InsufficientCapacityError): the cloud answered and
+//     launched nothing, and the old attempt would only replay that answer.
 //   - Delete and Get return a NodeClaimNotFoundError when the instance is
-//     already gone; Delete of a terminating instance returns nil.
+//     already gone; Delete of a terminating instance returns nil. Any method
+//     returns a CloudUnavailableError when the cloud did not answer: callers
+//     must not conclude from it that an instance exists or is gone.
 type CloudProvider interface {
 	// Create launches an instance for the claim and returns a copy of it with
 	// status filled: providerID, instance type, zone, capacity type, price,
@@ -106,4 +118,42 @@ func IsNodeClassNotReady(err error) bool {
 type CreateResult struct {
 	Claim *nsv1.NodeClaim
 	Err   error
+}
+
+// CloudUnavailableError means the cloud gave no answer: it throttled, failed
+// with server errors or timed out through all of the client's retries, could
+// not be reached, or the call was cut short. What a mutating call did is
+// unknown, so a caller must neither assume that an instance was launched or
+// terminated nor delete anything because of it.
+type CloudUnavailableError struct{ Err error }
+
+func (e *CloudUnavailableError) Error() string { return fmt.Sprintf("cloud unavailable: %v", e.Err) }
+func (e *CloudUnavailableError) Unwrap() error { return e.Err }
+
+// NewCloudUnavailableError wraps err.
+func NewCloudUnavailableError(err error) error { return &CloudUnavailableError{Err: err} }
+
+// IsCloudUnavailable reports whether err is (or wraps) a CloudUnavailableError.
+func IsCloudUnavailable(err error) bool {
+	var e *CloudUnavailableError
+	return errors.As(err, &e)
+}
+
+// LaunchRejectedError means the cloud answered a launch and launched
+// nothing for the claim: a quota, a permission or a parameter it refused. A
+// retry is a new launch attempt: the caller raises the claim's
+// nsv1.AnnotationLaunchAttempt so the provider uses a new idempotency token
+// (the old one would only replay this answer).
+type LaunchRejectedError struct{ Err error }
+
+func (e *LaunchRejectedError) Error() string { return fmt.Sprintf("launch rejected: %v", e.Err) }
+func (e *LaunchRejectedError) Unwrap() error { return e.Err }
+
+// NewLaunchRejectedError wraps err.
+func NewLaunchRejectedError(err error) error { return &LaunchRejectedError{Err: err} }
+
+// IsLaunchRejected reports whether err is (or wraps) a LaunchRejectedError.
+func IsLaunchRejected(err error) bool {
+	var e *LaunchRejectedError
+	return errors.As(err, &e)
 }

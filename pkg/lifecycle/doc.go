@@ -4,9 +4,8 @@
 // under which a draining node's pods are evicted (DrainOrder, DoNotDisrupt,
 // TerminationDeadline), when a node is empty and since when (IsEmpty,
 // EmptySince), and the status conditions the controllers write. Budgets
-// live in pkg/disruption/budget and the disruption decisions in
-// pkg/disruption; EmptinessVerdict is the simulator's until it runs the
-// disruption controller.
+// live in pkg/disruption/budget and the disruption decisions (emptiness
+// included) in pkg/disruption.
 //
 // Every function takes plain API values and "now"; nothing here reads the API
 // server or a clock. The controllers in pkg/controllers apply these rules to

@@ -14,6 +14,8 @@ import (
 // and its pods are planned again.
 type Timeouts struct {
 	// Launch is how long a claim may stay unlaunched (Create keeps failing).
+	// A claim whose last launch got no answer from the cloud
+	// (ReasonCloudUnavailable) is kept past it: see Liveness.
 	Launch time.Duration
 	// Registration is how long a launched instance may take to register its Node.
 	Registration time.Duration
@@ -23,6 +25,11 @@ type Timeouts struct {
 func DefaultTimeouts() Timeouts {
 	return Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute}
 }
+
+// ReasonCloudUnavailable is the reason of a claim's Launched=False condition
+// when its last launch got no answer from the cloud (throttled, failing or
+// unreachable through every retry): the instance may or may not exist.
+const ReasonCloudUnavailable = "CloudUnavailable"
 
 // Verdict is what liveness decided about a claim.
 type Verdict struct {
@@ -46,6 +53,14 @@ func Liveness(claim *nsv1.NodeClaim, now time.Time, t Timeouts) Verdict {
 		since := claim.CreationTimestamp.Time
 		if left := since.Add(t.Launch).Sub(now); left > 0 {
 			return Verdict{RecheckAfter: left}
+		}
+		if launched != nil && launched.Status == metav1.ConditionFalse && launched.Reason == ReasonCloudUnavailable {
+			// Deleting the claim would not bring the cloud back: its pods
+			// would wait on a new claim that cannot launch either, and an
+			// instance the unanswered call may have started would be left
+			// to garbage collection. The next launch that gets an answer
+			// decides (a rejection after the deadline deletes it then).
+			return Verdict{}
 		}
 		msg := "no launch attempt recorded"
 		if launched != nil && launched.Message != "" {

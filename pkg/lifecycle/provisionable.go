@@ -2,37 +2,83 @@ package lifecycle
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// IsProvisionable reports whether pod asks for new capacity and, when it does
-// not, why. A pod is provisionable when kube-scheduler has already tried and
-// rejected it (PodScheduled False, reason Unschedulable), it is not bound, not
+// VerdictWait is how long a pod the default scheduler has not yet judged
+// may wait before it is planned without a verdict. kube-scheduler judges a
+// pod within milliseconds when it keeps up; under a burst it marks pods
+// Unschedulable at a few hundred a second or fewer (the lab's 1,000-pod
+// burst took 18 s), and waiting for the last verdict would turn one
+// provisioning cycle into many. Creation timestamps have whole-second
+// precision, so a pod is planned one to two seconds after it was created.
+const VerdictWait = 2 * time.Second
+
+// IsProvisionable reports whether pod asks for new capacity at now and, when
+// it does not, why. A pod is provisionable when it is not bound, not
 // terminating or finished, carries no preemption nomination (kube-scheduler
-// expects room to appear on that node), and is not managed per node (a
-// DaemonSet pod or a static pod follows its node; a new node never helps it).
-func IsProvisionable(pod *corev1.Pod) (bool, string) {
+// expects room to appear on that node), is not managed per node (a DaemonSet
+// pod or a static pod follows its node; a new node never helps it), and
+// either kube-scheduler has tried and rejected it (PodScheduled False, reason
+// Unschedulable) or it is the default scheduler's, has no scheduling gates,
+// and has waited VerdictWait without a verdict. Planning such a pod early is
+// safe: the solver fills existing nodes and in-flight claims first, exactly
+// where kube-scheduler would put it.
+func IsProvisionable(pod *corev1.Pod, now time.Time) (bool, string) {
+	ok, reason, _ := provisionable(pod, now)
+	return ok, reason
+}
+
+// ProvisionableIn reports how long until pod becomes provisionable by time
+// alone (it awaits a verdict the default scheduler has not given yet), or
+// false when waiting will not change the answer.
+func ProvisionableIn(pod *corev1.Pod, now time.Time) (time.Duration, bool) {
+	ok, _, wait := provisionable(pod, now)
+	return wait, !ok && wait > 0
+}
+
+func provisionable(pod *corev1.Pod, now time.Time) (bool, string, time.Duration) {
 	switch {
 	case pod.Spec.NodeName != "":
-		return false, fmt.Sprintf("bound to node %s", pod.Spec.NodeName)
+		return false, fmt.Sprintf("bound to node %s", pod.Spec.NodeName), 0
 	case pod.DeletionTimestamp != nil:
-		return false, "terminating"
+		return false, "terminating", 0
 	case IsTerminal(pod):
-		return false, fmt.Sprintf("finished (%s)", pod.Status.Phase)
+		return false, fmt.Sprintf("finished (%s)", pod.Status.Phase), 0
 	case pod.Status.NominatedNodeName != "":
-		return false, fmt.Sprintf("nominated to node %s by kube-scheduler preemption", pod.Status.NominatedNodeName)
+		return false, fmt.Sprintf("nominated to node %s by kube-scheduler preemption", pod.Status.NominatedNodeName), 0
 	case IsDaemonSetPod(pod):
-		return false, "owned by a DaemonSet"
+		return false, "owned by a DaemonSet", 0
 	case IsOwnedByNode(pod):
-		return false, "a static pod owned by its node"
+		return false, "a static pod owned by its node", 0
+	case len(pod.Spec.SchedulingGates) > 0:
+		return false, fmt.Sprintf("held by scheduling gate %s", pod.Spec.SchedulingGates[0].Name), 0
+	}
+	if MarkedUnschedulable(pod) {
+		return true, "", 0
 	}
 	cond := podCondition(pod, corev1.PodScheduled)
-	if cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != corev1.PodReasonUnschedulable {
-		return false, "not yet marked Unschedulable by kube-scheduler"
+	if cond != nil || !defaultScheduler(pod) {
+		return false, "not yet marked Unschedulable by its scheduler", 0
 	}
-	return true, ""
+	if wait := VerdictWait - now.Sub(pod.CreationTimestamp.Time); wait > 0 {
+		return false, fmt.Sprintf("not yet judged by kube-scheduler; planned without a verdict in %s", wait.Round(time.Millisecond)), wait
+	}
+	return true, "", 0
+}
+
+// MarkedUnschedulable reports whether the pod's scheduler tried it and
+// found no node (PodScheduled False, reason Unschedulable).
+func MarkedUnschedulable(pod *corev1.Pod) bool {
+	cond := podCondition(pod, corev1.PodScheduled)
+	return cond != nil && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable
+}
+
+func defaultScheduler(pod *corev1.Pod) bool {
+	return pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == corev1.DefaultSchedulerName
 }
 
 // IsDaemonSetPod reports whether a DaemonSet controls pod.

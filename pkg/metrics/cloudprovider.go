@@ -11,7 +11,7 @@ import (
 
 // Instrument wraps cp so every call is counted and timed, and failures are
 // counted by error class (insufficient_capacity, not_found,
-// nodeclass_not_ready, other).
+// nodeclass_not_ready, cloud_unavailable, launch_rejected, other).
 func Instrument(cp cloudprovider.CloudProvider, m *Metrics) cloudprovider.CloudProvider {
 	return &instrumented{cp: cp, m: m}
 }
@@ -42,6 +42,10 @@ func ErrorClass(err error) string {
 		return "not_found"
 	case cloudprovider.IsNodeClassNotReady(err):
 		return "nodeclass_not_ready"
+	case cloudprovider.IsCloudUnavailable(err):
+		return "cloud_unavailable"
+	case cloudprovider.IsLaunchRejected(err):
+		return "launch_rejected"
 	}
 	return "other"
 }

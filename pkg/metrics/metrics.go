@@ -17,6 +17,8 @@ const (
 	LabelInstanceType = "instance_type"
 	LabelNamespace    = "namespace"
 	LabelDecision     = "decision"
+	LabelService      = "service"
+	LabelOperation    = "operation"
 )
 
 // Metrics holds every collector the controller updates.
@@ -41,6 +43,9 @@ type Metrics struct {
 	CloudCalls    *prometheus.CounterVec
 	CloudErrors   *prometheus.CounterVec
 	CloudDuration *prometheus.HistogramVec
+	// CloudRetries counts the retries the cloud's SDK made of one API
+	// operation, by why (throttled, server_error, timeout, connection, other).
+	CloudRetries *prometheus.CounterVec
 
 	Disruption   Disruption
 	Interruption Interruption
@@ -90,6 +95,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Latency of cloud provider calls.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
 		}, []string{LabelMethod}),
+		CloudRetries: counter("cloud_api_retries_total", "Retries the cloud SDK's retryer made, by service, API operation and reason.",
+			LabelService, LabelOperation, LabelReason),
 		Interruption: newInterruption(),
 	}
 	m.Disruption = newDisruption()
@@ -98,7 +105,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		m.Disruption.ValidationFailures, m.Disruption.Aborted, m.Disruption.PlanDuration,
 		m.SchedulingDuration, m.QueueDepth, m.PodsPending, m.PodsUnschedulable,
 		m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered, m.NodeClaimsInitialized, m.NodeClaimsTerminated,
-		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CostNamespace, m.CostIdle, m.CloudCalls, m.CloudErrors, m.CloudDuration,
+		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CostNamespace, m.CostIdle, m.CloudCalls, m.CloudErrors, m.CloudDuration, m.CloudRetries,
 	}, m.Interruption.collectors()...) {
 		if err := reg.Register(c); err != nil {
 			return nil, err

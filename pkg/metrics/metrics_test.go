@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,6 +44,27 @@ func TestInstrumentCountsCallsAndErrorClasses(t *testing.T) {
 	for _, tt := range tests {
 		if got := testutil.ToFloat64(m.CloudErrors.WithLabelValues("Create", tt.class)); got != tt.want {
 			t.Errorf("errors{%s} = %v, want %v", tt.class, got, tt.want)
+		}
+	}
+}
+
+func TestErrorClass(t *testing.T) {
+	base := errors.New("x")
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{cloudprovider.NewInsufficientCapacityError(base), "insufficient_capacity"},
+		{cloudprovider.NewNodeClaimNotFoundError(base), "not_found"},
+		{cloudprovider.NewNodeClassNotReadyError(base), "nodeclass_not_ready"},
+		{fmt.Errorf("launching: %w", cloudprovider.NewCloudUnavailableError(base)), "cloud_unavailable"},
+		{cloudprovider.NewLaunchRejectedError(base), "launch_rejected"},
+		{base, "other"},
+	}
+	for _, tt := range tests {
+		if got := ErrorClass(tt.err); got != tt.want {
+			t.Errorf("ErrorClass(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
 }

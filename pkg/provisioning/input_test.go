@@ -67,8 +67,12 @@ func uids(pods []*corev1.Pod) []string {
 }
 
 func TestPendingPods(t *testing.T) {
-	notProvisionable := pendingPod("pending-no-condition")
+	notProvisionable := pendingPod("not-yet-judged")
 	notProvisionable.Status.Conditions = nil
+	notProvisionable.CreationTimestamp = metav1.NewTime(now.Add(-time.Second))
+	overdue := pendingPod("judged-late")
+	overdue.Status.Conditions = nil
+	overdue.CreationTimestamp = metav1.NewTime(now.Add(-lifecycle.VerdictWait))
 	tests := []struct {
 		name       string
 		pods       []*corev1.Pod
@@ -80,6 +84,8 @@ func TestPendingPods(t *testing.T) {
 	}{
 		{name: "only unschedulable pods are planned", pods: []*corev1.Pod{pendingPod("a"), boundPod("b", "n1"), notProvisionable},
 			wantPods: []string{"a"}},
+		{name: "a pod kube-scheduler has not judged in VerdictWait is planned", pods: []*corev1.Pod{notProvisionable, overdue},
+			wantPods: []string{"judged-late"}},
 		{name: "a pod nominated to a launching claim is held on it", pods: []*corev1.Pod{pendingPod("a"), pendingPod("b")},
 			claims: []*nsv1.NodeClaim{claim("c1", "default", -1)}, nominated: map[string]string{"a": "c1"},
 			wantPods: []string{"b"}, wantHeld: map[string][]string{"c1": {"a"}}},

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
 // podClass is a set of pending pods the solver treats as interchangeable:
@@ -30,6 +31,17 @@ type podClass struct {
 	balanced []*group
 	// affine: the class has a required pod affinity term.
 	affine bool
+	// affinity is rep's required node affinity, built on first use: the
+	// solver matches it against every node, thousands of times a cycle.
+	affinity *nodeaffinity.RequiredNodeAffinity
+}
+
+func (c *podClass) nodeAffinity() *nodeaffinity.RequiredNodeAffinity {
+	if c.affinity == nil {
+		a := nodeaffinity.GetRequiredNodeAffinity(c.rep)
+		c.affinity = &a
+	}
+	return c.affinity
 }
 
 type hostPort struct {

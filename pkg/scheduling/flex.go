@@ -134,7 +134,7 @@ func (s *solver) flexTargets(p *pool, set bitset, slots uint64) ([]bool, []bool)
 			if pt.alloc[dimCPU] < a[dimCPU] {
 				break // bySize is by cpu first: nothing later dominates
 			}
-			if set != nil && !set.has(tj) || pt.slots&slots == 0 || !a.fits(pt.alloc) {
+			if set != nil && !set.has(tj) || pt.exotic || pt.slots&slots == 0 || !a.fits(pt.alloc) {
 				continue
 			}
 			sl := pt.slots & spot
@@ -348,10 +348,10 @@ func (s *solver) flexScan(b *bin, f *poolFit, mask, spot uint64, used vec, order
 	}
 	var w []int
 	for _, ti := range order {
-		if !b.types.has(ti) || !f.types.has(ti) {
+		pt := p.types[ti]
+		if pt.exotic || !b.types.has(ti) || !f.types.has(ti) {
 			continue
 		}
-		pt := p.types[ti]
 		sl := pt.slots & mask
 		if sl == 0 || !used.fits(pt.alloc) {
 			continue

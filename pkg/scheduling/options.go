@@ -173,41 +173,19 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 // capacity type) that pass within.
 func (s *solver) claimOptions(b *bin, ctSlots uint64, within func(*poolType) bool) (*ClaimPlan, vec, error) {
 	p := b.p
-	// Types are in order of their cheapest offering, so once the list holds
-	// max options no dearer than the next type's cheapest, it is final.
 	maxN := s.opts.MaxOptionsPerClaim
 	ceiling := s.ceilingOf(p)
 	var opts []LaunchOption
 	maxCap := make(vec, s.d.n())
 	var used []*poolType
-	lowest := math.Inf(1)
-	floors := newOptionFloors(s.spotNeed(ctSlots), p.mv)
-	for ti, pt := range p.types {
-		// Types come in order of their cheapest offering: past the ceiling
-		// only floors the list does not meet yet can widen it.
-		if pt.minPrice > ceiling*lowest && floors.met() {
+	// Exotic types (GPUs, accelerators, bare metal) are options only when
+	// nothing else holds the pods: the provider drops them from a launch
+	// that has other options, so they must not count toward its floors.
+	for _, exotic := range []bool{false, true} {
+		opts, used = s.collectOptions(b, ctSlots, within, exotic)
+		if len(opts) > 0 {
 			break
 		}
-		if len(opts) >= maxN && len(p.mv) == 0 {
-			sortOptions(opts)
-			opts = opts[:maxN]
-			if opts[maxN-1].Price <= pt.minPrice {
-				break
-			}
-		}
-		if !b.types.has(ti) || pt.slots&b.slots&ctSlots == 0 || !within(pt) {
-			continue
-		}
-		for si := range s.slots.ct {
-			if pt.slots&b.slots&ctSlots&(1<<si) == 0 {
-				continue
-			}
-			o := LaunchOption{InstanceType: pt.it, Zone: s.topo.zones[s.slots.zone[si]], CapacityType: s.slots.ct[si], Price: pt.price[si]}
-			opts = append(opts, o)
-			lowest = math.Min(lowest, o.Price)
-			floors.add(o)
-		}
-		used = append(used, pt)
 	}
 	sortOptions(opts)
 	opts = s.capOptions(opts, p, ceiling, s.spotNeed(ctSlots))
@@ -293,6 +271,49 @@ func (s *solver) claimOptions(b *bin, ctSlots uint64, within func(*poolType) boo
 		Taints:        append([]corev1.Taint(nil), p.np.Taints...),
 		StartupTaints: append([]corev1.Taint(nil), p.np.StartupTaints...),
 	}, maxCap, nil
+}
+
+// collectOptions lists b's options in ctSlots that pass within, in the
+// pool's type order, stopping once the list is final (see claimOptions);
+// exotic types are listed only when exotic is true. Types are in order of
+// their cheapest offering, so once the list holds max options no dearer
+// than the next type's cheapest, it is final.
+func (s *solver) collectOptions(b *bin, ctSlots uint64, within func(*poolType) bool, exotic bool) ([]LaunchOption, []*poolType) {
+	p := b.p
+	maxN := s.opts.MaxOptionsPerClaim
+	ceiling := s.ceilingOf(p)
+	var opts []LaunchOption
+	var used []*poolType
+	lowest := math.Inf(1)
+	floors := newOptionFloors(s.spotNeed(ctSlots), p.mv)
+	for ti, pt := range p.types {
+		// Types come in order of their cheapest offering: past the ceiling
+		// only floors the list does not meet yet can widen it.
+		if pt.minPrice > ceiling*lowest && floors.met() {
+			break
+		}
+		if len(opts) >= maxN && len(p.mv) == 0 {
+			sortOptions(opts)
+			opts = opts[:maxN]
+			if opts[maxN-1].Price <= pt.minPrice {
+				break
+			}
+		}
+		if !b.types.has(ti) || pt.slots&b.slots&ctSlots == 0 || pt.exotic && !exotic || !within(pt) {
+			continue
+		}
+		for si := range s.slots.ct {
+			if pt.slots&b.slots&ctSlots&(1<<si) == 0 {
+				continue
+			}
+			o := LaunchOption{InstanceType: pt.it, Zone: s.topo.zones[s.slots.zone[si]], CapacityType: s.slots.ct[si], Price: pt.price[si]}
+			opts = append(opts, o)
+			lowest = math.Min(lowest, o.Price)
+			floors.add(o)
+		}
+		used = append(used, pt)
+	}
+	return opts, used
 }
 
 // keepMinValues cuts the price-ordered options to maxN, swapping the

@@ -49,6 +49,7 @@ type poolType struct {
 	slots    uint64    // available offerings the pool's requirements allow
 	price    []float64 // by slot index
 	minPrice float64
+	exotic   bool // catalog.InstanceType.Exotic: not counted toward a claim's floors
 }
 
 type pool struct {
@@ -166,7 +167,7 @@ func (s *solver) buildPoolTypes(p *pool) error {
 		if !ok {
 			continue
 		}
-		pt := &poolType{it: it, price: make([]float64, 0), minPrice: math.Inf(1)}
+		pt := &poolType{it: it, price: make([]float64, 0), minPrice: math.Inf(1), exotic: it.Exotic()}
 		for _, o := range it.Offerings {
 			if !o.Available {
 				continue

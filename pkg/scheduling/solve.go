@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 )
@@ -318,7 +317,7 @@ func (s *solver) nodeCompatible(c *podClass, v *variant, n *nodeState) bool {
 	}
 	ok := !n.n.MarkedForDeletion && v.unsupported == ""
 	if ok {
-		match, err := nodeaffinity.GetRequiredNodeAffinity(c.rep).Match(n.node)
+		match, err := c.nodeAffinity().Match(n.node)
 		ok = err == nil && match && v.reqs.Matches(n.n.Labels)
 	}
 	if ok {
@@ -334,7 +333,7 @@ func (s *solver) nodeAffinityOnly(c *podClass, v *variant, n *nodeState) bool {
 	if n.n.MarkedForDeletion {
 		return false
 	}
-	match, err := nodeaffinity.GetRequiredNodeAffinity(c.rep).Match(n.node)
+	match, err := c.nodeAffinity().Match(n.node)
 	return err == nil && match && v.reqs.Matches(n.n.Labels)
 }
 
@@ -346,7 +345,9 @@ func (s *solver) placeOnNodes(c *podClass, v *variant) {
 		if len(st.left) == 0 {
 			return
 		}
-		if !s.nodeCompatible(c, v, n) {
+		// Most nodes of a large cluster are full: the room check is a few
+		// comparisons, the compatibility check a selector match and a map entry.
+		if !c.req.fits(n.free) || !s.nodeCompatible(c, v, n) {
 			continue
 		}
 		for len(st.left) > 0 && c.req.fits(n.free) && s.canHost(c, v, &n.host, n.zone) {

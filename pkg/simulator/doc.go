@@ -1,23 +1,31 @@
 // Package simulator replays a scenario in virtual time through Nodesmith's
-// own decision code.
+// own controllers.
 //
 // A discrete-event loop advances a fake clock from event to event (ordered
-// by time, then by insertion, so a run is deterministic). At each step the
-// simulated AWS (pkg/fakeaws) is ticked, then the event runs. The simulator
-// plays the parts of the cluster that are not Nodesmith: kube-scheduler and
-// the kubelet (binding pods to Ready nodes, starting them), the ReplicaSet,
-// Job and KEDA controllers, and the SQS consumers. Everything Nodesmith
-// decides comes from the product's packages: the batching window
-// (pkg/provisioning/batcher), the provisioner's gather, NodeClaim
-// construction and timings (pkg/provisioning: PendingPods, BuildInput over a
-// Snapshot of the simulated cluster, NewNodeClaim), the solver
-// (pkg/scheduling), launches through
-// the AWS CloudProvider (pkg/providers/aws) talking to the simulated AWS over
-// HTTP with the real SDK, and the NodeClaim lifecycle, emptiness and budget
-// rules (pkg/lifecycle, the emptiness decision whole in EmptinessVerdict).
-// If the simulator and the controller would decide
-// differently, the seam between them is wrong, not the simulator.
+// by time, then by insertion, so a run is deterministic). The controllers
+// are the set cmd/controller registers with its manager (pkg/controllers.New:
+// provisioner, NodeClaim lifecycle, termination with eviction and grace
+// periods, the disruption planner and executor, garbage collection, NodePool
+// and EC2NodeClass status, pod-event stamps, cost metrics, the interruption
+// handler when a scenario turns it on) plus the AWS provider's catalog
+// loops, run by pkg/simulator/driver on an in-memory API server
+// (pkg/simulator/apiserver) with the same watches, predicates and
+// reconcilers, one reconcile at a time in a fixed order. Launches go
+// through the AWS CloudProvider (pkg/providers/aws) to the simulated AWS
+// (pkg/fakeaws) over HTTP with the real SDK.
 //
-// Subpackages: scenario (the file format), keda (the KEDA scaling model) and
-// output (CSV, chart, report).
+// The simulator plays only what is not Nodesmith: kube-scheduler
+// (pkg/simulator/scheduler, the default profile's filters and scores,
+// checked against the real one), the kubelets (registration, readiness,
+// pod start and graceful termination), the eviction subresource's
+// PodDisruptionBudget check, the ReplicaSet, Job, DaemonSet and KEDA
+// controllers, the SQS consumers, and AWS's capacity, prices, boots and
+// interruptions. No placement, launch or disruption policy lives here: if
+// the simulator and the controller would decide differently, the seam
+// between them is wrong, not the simulator.
+//
+// Subpackages: apiserver (the in-memory API server), driver (the
+// controller-runtime stand-in), scheduler (kube-scheduler), scenario (the
+// file format), keda (the KEDA scaling model) and output (CSV, chart,
+// report).
 package simulator

@@ -4,7 +4,7 @@
 // (ExplainPod) and where one node stands on removal (ExplainNode).
 //
 // It gathers the way the controller does — provisioning.PendingPods and
-// BuildInput, scheduling.Solve, lifecycle.EmptinessVerdict — but reads a
+// BuildInput, scheduling.Solve, disruption.Compute — but reads a
 // Snapshot file (snapshot.go: every object a decision reads, as written by
 // `nodesmith snapshot`) and takes instance types from the embedded catalog,
 // built for each pool's EC2NodeClass as the AWS provider builds them

@@ -22,6 +22,9 @@ type PodReport struct {
 	// still explained, as if it were.
 	Provisionable    bool   `json:"provisionable"`
 	NotProvisionable string `json:"notProvisionable,omitempty"`
+	// Unjudged: provisionable without kube-scheduler's verdict, because it
+	// has not judged the pod within lifecycle.VerdictWait of its creation.
+	Unjudged bool `json:"unjudged,omitempty"`
 	// The plan's outcome for the pod: a nomination to an existing node or
 	// in-flight claim, a new claim, or the solver's reason.
 	Nominated     string `json:"nominated,omitempty"`
@@ -94,7 +97,8 @@ func ExplainPod(snap *Snapshot, namespace, name string, opts Options) (*PodRepor
 		r.NotProvisionable = fmt.Sprintf("bound to node %s", pod.Spec.NodeName)
 		return r, nil
 	}
-	r.Provisionable, r.NotProvisionable = lifecycle.IsProvisionable(pod)
+	r.Provisionable, r.NotProvisionable = lifecycle.IsProvisionable(pod, snap.TakenAt.Time)
+	r.Unjudged = r.Provisionable && !lifecycle.MarkedUnschedulable(pod)
 	types, notes := w.poolTypes()
 	r.LeftOut = notes
 	pending := provisioning.PendingPods(w.idx, noNominations, snap.TakenAt.Time)

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/disruption"
 	"github.com/nodesmith/nodesmith/pkg/disruption/budget"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
@@ -20,10 +20,9 @@ type NodeReport struct {
 	// disrupts those.
 	Managed bool      `json:"managed"`
 	Pods    []PodFact `json:"pods,omitempty"`
-	// Checks hold one verdict per disruption method. Today the controller
-	// removes empty nodes only, so there is one, Empty; consolidation of
-	// under-used nodes and drift add their own verdicts, with their skip
-	// reasons, in the same shape.
+	// Checks hold the disruption planner's verdict on the node (the
+	// controller's own pkg/disruption.Compute over the snapshot): the
+	// action that would disrupt it, or why it is left.
 	Checks []Check `json:"checks,omitempty"`
 	// Budgets are the pool's disruption budgets at the snapshot's time.
 	Budgets []BudgetStatus `json:"budgets,omitempty"`
@@ -45,15 +44,21 @@ type PodFact struct {
 	DoNotDisrupt string `json:"doNotDisrupt,omitempty"`
 }
 
-// Check is one disruption method's verdict on the node.
+// Check is the disruption planner's verdict on the node.
 type Check struct {
-	// Method is the disruption reason (nsv1.DisruptionReason): Empty today.
-	Method string `json:"method"`
-	// Candidate says the node would be disrupted for Method now.
-	Candidate bool   `json:"candidate"`
-	Reason    string `json:"reason"`
-	// EligibleAt is when the node became (or becomes) eligible, if known.
-	EligibleAt *metav1.Time `json:"eligibleAt,omitempty"`
+	// Method is how the planner would disrupt it (Emptiness, Drift,
+	// Expiration, MultiNodeConsolidation, SingleNodeConsolidation); empty
+	// when it would not.
+	Method string `json:"method,omitempty"`
+	// Candidate says the node would be disrupted now.
+	Candidate bool `json:"candidate"`
+	// Skip is the planner's reason code for leaving the node
+	// (pkg/disruption.SkipReason), empty for a candidate.
+	Skip string `json:"skip,omitempty"`
+	// Reason is the planner's own message: the action, or why not.
+	Reason string `json:"reason"`
+	// Savings is the action's $/h saving (candidates only).
+	Savings float64 `json:"savings,omitempty"`
 	// Allowed is how many more of the pool's nodes the budgets let be
 	// disrupted for Method now.
 	Allowed *int `json:"allowed,omitempty"`
@@ -132,23 +137,14 @@ func ExplainNode(snap *Snapshot, name string, opts Options) (*NodeReport, error)
 	}
 	r.PoolNodes = len(poolClaims)
 	r.Budgets = budgets(pool.Spec.Disruption.Budgets, len(poolClaims), now)
-	v := lifecycle.EmptinessVerdict(lifecycle.EmptinessInput{Claim: claim, Node: node, Pool: pool, Pods: pods,
-		PoolClaims: poolClaims, Now: now})
-	check := Check{Method: string(nsv1.DisruptionReasonEmpty), Candidate: v.Delete, Reason: v.Reason}
-	if !v.EligibleAt.IsZero() {
-		at := metav1.NewTime(v.EligibleAt)
-		check.EligibleAt = &at
+	types, _ := w.poolTypes()
+	plan, err := disruption.Compute(disruption.Input{Snapshot: w.idx, InstanceTypes: types, NodeClasses: w.classes,
+		Now: now, Options: disruption.Options{Solve: w.opts.Solve}})
+	if err != nil {
+		return nil, fmt.Errorf("planning disruption: %w", err)
 	}
-	if allowed, err := budget.Allowed(pool.Spec.Disruption.Budgets, nsv1.DisruptionReasonEmpty, len(poolClaims), r.Disrupting, now); err == nil {
-		check.Allowed = &allowed
-	} else {
-		check.Reason += "; " + err.Error()
-	}
-	if v.Busy {
-		check.Reason = "runs workload pods"
-	}
-	r.Checks = append(r.Checks, check)
-	r.Notes = append(r.Notes, "the controller also keeps an empty node while pods are nominated to it; nominations live in its memory and are not in a snapshot")
+	r.Checks = append(r.Checks, nodeCheck(plan, claim.Name, pool.Name))
+	r.Notes = append(r.Notes, "the controller also keeps a node while pending pods are nominated to it, and acts on a plan only after re-checking it 15 s later; nominations live in its memory and are not in a snapshot")
 	return r, nil
 }
 
@@ -177,4 +173,27 @@ func budgets(bs []nsv1.Budget, total int, now time.Time) []BudgetStatus {
 		out = append(out, st)
 	}
 	return out
+}
+
+// nodeCheck finds claim in the plan: an action that disrupts it, or the
+// reason it was skipped.
+func nodeCheck(plan *disruption.Plan, claim, pool string) Check {
+	for _, a := range plan.Actions {
+		for _, c := range a.Candidates {
+			if c.Claim.Name != claim {
+				continue
+			}
+			ch := Check{Method: string(a.Method), Candidate: true, Reason: a.Message, Savings: a.Savings}
+			if n, ok := plan.Allowed[pool][a.Reason]; ok {
+				ch.Allowed = &n
+			}
+			return ch
+		}
+	}
+	for _, sk := range plan.Skipped {
+		if sk.Claim == claim {
+			return Check{Skip: string(sk.Reason), Reason: sk.Message}
+		}
+	}
+	return Check{Reason: "no disruption method applies: the node is not empty, drifted or expired, and its pool does not consolidate under-used nodes"}
 }

@@ -3,6 +3,7 @@ package whatif
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -95,7 +96,7 @@ func Plan(snap *Snapshot, mode Mode, opts Options) (*PlanResult, error) {
 	case ModeRepack:
 		// A cluster without nodes or claims: pools start with no usage.
 		empty := provisioning.NewSnapshot(nil, nil, nil, w.idx.NodePools, w.idx.DaemonSets, nil)
-		in, _ = provisioning.BuildInput(empty, provisioning.Pending{Pods: workloadPods(w.idx.Pods)}, types, w.opts.Solve)
+		in, _ = provisioning.BuildInput(empty, provisioning.Pending{Pods: workloadPods(w.idx.Pods, snap.TakenAt.Time)}, types, w.opts.Solve)
 	default:
 		return nil, fmt.Errorf("unknown plan mode %q (repack or pending)", mode)
 	}
@@ -136,14 +137,14 @@ func noNominations(types.UID) (string, bool) { return "", false }
 // workloadPods are the pods a replacement fleet must run: bound or
 // provisionable pods that are not finished, terminating, DaemonSet or
 // static pods, unbound.
-func workloadPods(pods []*corev1.Pod) []*corev1.Pod {
+func workloadPods(pods []*corev1.Pod, now time.Time) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range pods {
 		if lifecycle.IsTerminal(p) || p.DeletionTimestamp != nil || lifecycle.IsDaemonSetPod(p) || lifecycle.IsOwnedByNode(p) {
 			continue
 		}
 		if p.Spec.NodeName == "" {
-			if ok, _ := lifecycle.IsProvisionable(p); !ok {
+			if ok, _ := lifecycle.IsProvisionable(p, now); !ok {
 				continue
 			}
 		}

@@ -260,21 +260,28 @@ func TestReadSnapshot(t *testing.T) {
 func TestExplainNode(t *testing.T) {
 	empty := func(s *Snapshot) { s.Pods = s.Pods[2:] } // node-a's two pods gone
 	tests := []struct {
-		name      string
-		mutate    func(*Snapshot)
-		node      string
-		candidate bool
-		reason    string
-		managed   bool
+		name    string
+		mutate  func(*Snapshot)
+		node    string
+		method  string // the planner's action, or "" when it skips the node
+		skip    string
+		reason  string
+		managed bool
 	}{
-		{name: "busy", node: "node-a", reason: "runs workload pods", managed: true},
-		{name: "empty past consolidateAfter", node: "node-a", mutate: empty, candidate: true, reason: "has run no workload pods", managed: true},
-		{name: "empty but the budget allows nothing", node: "node-a", managed: true, reason: "disruption budget exhausted",
+		// node-a's two pods fit in node-b's room: deleting node-a saves its price.
+		{name: "under-used", node: "node-a", managed: true, method: "SingleNodeConsolidation", reason: "their 2 pods fit on other nodes"},
+		{name: "too big to consolidate", node: "node-b", managed: true, skip: "NoCheaperReplacement", reason: "would need 2 new nodes"},
+		{name: "empty past consolidateAfter", node: "node-a", mutate: empty, managed: true, method: "Emptiness", reason: "has run no workload pods"},
+		{name: "empty but the budget allows nothing", node: "node-a", managed: true, skip: "Budget", reason: "allows no more nodes now",
 			mutate: func(s *Snapshot) { empty(s); s.NodePools[0].Spec.Disruption.Budgets = []nsv1.Budget{{Nodes: "0"}} }},
-		{name: "empty but the pool never consolidates", node: "node-a", managed: true, reason: "pool never consolidates",
+		{name: "empty but the pool never consolidates", node: "node-a", managed: true, skip: "ConsolidationDisabled", reason: "consolidateAfter is Never",
 			mutate: func(s *Snapshot) {
 				empty(s)
 				s.NodePools[0].Spec.Disruption.ConsolidateAfter = nsv1.MustParseNillableDuration("Never")
+			}},
+		{name: "busy under WhenEmpty", node: "node-a", managed: true, skip: "PolicyWhenEmpty", reason: "runs 2 pods",
+			mutate: func(s *Snapshot) {
+				s.NodePools[0].Spec.Disruption.ConsolidationPolicy = nsv1.ConsolidationPolicyWhenEmpty
 			}},
 		{name: "not ours", node: "other", mutate: func(s *Snapshot) {
 			s.Nodes = append(s.Nodes, corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "other"}})
@@ -300,8 +307,11 @@ func TestExplainNode(t *testing.T) {
 				return
 			}
 			c := r.Checks[0]
-			if c.Method != "Empty" || c.Candidate != tt.candidate || !strings.Contains(c.Reason, tt.reason) {
-				t.Errorf("check = %+v, want candidate %v, reason %q", c, tt.candidate, tt.reason)
+			if c.Method != tt.method || c.Skip != tt.skip || c.Candidate != (tt.method != "") || !strings.Contains(c.Reason, tt.reason) {
+				t.Errorf("check = %+v, want method %q, skip %q, reason %q", c, tt.method, tt.skip, tt.reason)
+			}
+			if c.Candidate && (c.Savings <= 0 || c.Allowed == nil) {
+				t.Errorf("candidate check = %+v, want its savings and the budget's allowance", c)
 			}
 			if r.PoolNodes != 2 || len(r.Budgets) == 0 || !r.Budgets[0].Active {
 				t.Errorf("budgets = %+v over %d nodes", r.Budgets, r.PoolNodes)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,8 +50,9 @@ func buildWorker() (string, error) {
 
 // processKubelet plays the kubelet for the pods of one app that KWOK
 // cannot run: for every Running pod it starts the example worker binary
-// with the container's args and env (plus the simulated AWS's endpoint and
-// credentials, which IRSA would provide); when the pod is deleted or
+// with the container's args and env (plus an endpoint of the simulated AWS
+// and credentials, which IRSA would provide: the workers' own role, so
+// their endpoint serves the same world without the controller's policy); when the pod is deleted or
 // evicted it sends SIGTERM, SIGKILL after the pod's grace period, and
 // removes the pod (finalizer, then a zero-grace delete) once the process
 // has exited. A process whose node's instance stopped dies with it
@@ -58,6 +60,7 @@ func buildWorker() (string, error) {
 type processKubelet struct {
 	t       *testing.T
 	bin     string
+	awsURL  string
 	ns, app string
 	logDir  string
 	cancel  context.CancelFunc
@@ -101,8 +104,12 @@ func startProcessKubelet(t *testing.T, ns, app string) *processKubelet {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The workers' AWS: the same world, served without the controller's
+	// IAM policy (a real worker has its own role).
+	srv := httptest.NewServer(fakeaws.NewServer(lab.World))
+	t.Cleanup(srv.Close)
 	c, cancel := context.WithCancel(context.Background())
-	k := &processKubelet{t: t, bin: bin, ns: ns, app: app, logDir: dir, cancel: cancel, done: make(chan struct{}),
+	k := &processKubelet{t: t, bin: bin, awsURL: srv.URL, ns: ns, app: app, logDir: dir, cancel: cancel, done: make(chan struct{}),
 		procs: map[types.UID]*workerProc{}, processed: map[string]int{}}
 	go k.run(c)
 	return k
@@ -207,7 +214,7 @@ func (p *workerProc) hasExited() bool {
 func (k *processKubelet) start(pod *corev1.Pod) {
 	ctr := pod.Spec.Containers[0]
 	cmd := exec.Command(k.bin, ctr.Args...)
-	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+lab.AWSURL, "AWS_ACCESS_KEY_ID=lab", "AWS_SECRET_ACCESS_KEY=lab", "AWS_EC2_METADATA_DISABLED=true")
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+k.awsURL, "AWS_ACCESS_KEY_ID=lab", "AWS_SECRET_ACCESS_KEY=lab", "AWS_EC2_METADATA_DISABLED=true")
 	for _, e := range ctr.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}

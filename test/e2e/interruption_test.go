@@ -194,6 +194,7 @@ func workersSettled(t *testing.T, k *processKubelet, want int, avoid map[string]
 // not the cluster's. restoreController brings back the lab's own flags.
 func restartController(t *testing.T, extra ...string) string {
 	t.Helper()
+	noRefusals(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	lab.controller.stop()
 	flags := append([]string{"--interruption-queue=" + labInterruptionQueue, "--metrics-bind-address=" + addr}, extra...)
@@ -211,6 +212,23 @@ func restartController(t *testing.T, extra ...string) string {
 		return nil
 	})
 	return addr
+}
+
+// noRefusals fails t, at its end, for every request the Terraform policy
+// or the chart's RBAC refused the controller during the step.
+func noRefusals(t *testing.T) {
+	denied := lab.Perms.count()
+	logs := len(lab.controllerLogs())
+	t.Cleanup(func() {
+		for _, d := range lab.Perms.deniedSince(denied) {
+			t.Errorf("the Terraform policy refused %s on %s", d.Action, d.Resource)
+		}
+		for _, log := range lab.controllerLogs()[logs:] {
+			for _, f := range forbidden(log) {
+				t.Errorf("the chart's RBAC refused %s", f)
+			}
+		}
+	})
 }
 
 // restoreController puts the lab's controller back to its own flags.
@@ -314,7 +332,7 @@ func interruptionWave(t *testing.T) {
 		}
 		sent[body] = true
 	}
-	d, sa := exampleWorker(t, fmt.Sprintf("%s/%s/%s", lab.AWSURL, labAccount, intrWorkQueue), intrReplicas)
+	d, sa := exampleWorker(t, fmt.Sprintf("%s/%s/%s", kl.awsURL, labAccount, intrWorkQueue), intrReplicas)
 	for _, o := range []client.Object{sa, d} {
 		if err := kube().Create(ctx(), o); err != nil {
 			t.Fatal(err)

@@ -36,9 +36,11 @@ func TestLab(t *testing.T) {
 		{"4_crash_between_create_fleet_and_status", crashMidLaunch},
 		{"5_pdb_blocks_drain_until_relaxed", pdbBlocksDrain},
 		{"6_differential_lab_versus_simulator", differential},
-		{"7_spot_interruption_wave_with_sqs_workers", interruptionWave},
-		{"8_rebalance_prespin_then_spot_warning", rebalancePrespin},
-		{"9_rebalance_modes_off_and_drain", rebalanceModes},
+		{"8_chart_rbac_and_terraform_policy_held", checkPermissions},
+		{"9_each_permission_is_needed", permissionsAreNeeded},
+		{"10_spot_interruption_wave_with_sqs_workers", interruptionWave},
+		{"11_rebalance_prespin_then_spot_warning", rebalancePrespin},
+		{"12_rebalance_modes_off_and_drain", rebalanceModes},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {

@@ -41,7 +41,9 @@ const (
 	// as before the queue existed (with it, the handler also re-marks claims
 	// being deleted when the state changes of the instances the controller
 	// itself terminates come back, which the other steps do not expect).
-	labInterruptionQueue = "lab-interruptions"
+	// Its name is examples/terraform's default (<cluster>-nodesmith), the one
+	// queue the Terraform policy lets the controller read.
+	labInterruptionQueue = labCluster + "-nodesmith"
 )
 
 var lab *Lab
@@ -55,8 +57,13 @@ type Lab struct {
 	Bridge  *bridge
 	Catalog *catalog.Catalog
 
+	// Perms is the IAM policy the simulated AWS enforces and its refusals.
+	Perms *permissions
+
 	ctx        context.Context
 	binary     string
+	kubeconfig string   // impersonates the chart's ServiceAccount
+	logs       []string // every controller process's log, in order
 	controller *controllerProc
 	// peakRSSKiB is the highest VmHWM seen over every controller process.
 	peakRSSKiB int64
@@ -153,7 +160,11 @@ leaderElection:
 		InterruptionQueue: labInterruptionQueue,
 	})
 	go l.World.Run(ctx, 100*time.Millisecond)
-	srv := httptest.NewServer(l.Fleets.wrap(fakeaws.NewServer(l.World)))
+	awsSrv := fakeaws.NewServer(l.World)
+	if l.Perms, err = enforcePolicy(awsSrv); err != nil {
+		return l, err
+	}
+	srv := httptest.NewServer(l.Fleets.wrap(awsSrv))
 	go func() { <-ctx.Done(); srv.Close() }()
 	l.AWSURL = srv.URL
 	l.Bridge = newBridge(ctx, env.Client, l.Catalog)
@@ -169,6 +180,9 @@ leaderElection:
 		return l, err
 	}
 	if err := addSystemNodes(ctx, env.Client, l.Catalog); err != nil {
+		return l, err
+	}
+	if l.kubeconfig, err = applyChartRBAC(ctx, env); err != nil {
 		return l, err
 	}
 	if err := l.startController(); err != nil {
@@ -207,7 +221,7 @@ func (l *Lab) startController(extra ...string) error {
 		return err
 	}
 	cmd := exec.Command(l.binary,
-		"--kubeconfig="+l.Env.KubeconfigPath,
+		"--kubeconfig="+l.kubeconfig,
 		"--cluster-name="+labCluster,
 		"--cluster-endpoint=https://api.lab.invalid",
 		"--aws-region="+labRegion,
@@ -227,6 +241,7 @@ func (l *Lab) startController(extra ...string) error {
 		return fmt.Errorf("starting the controller: %w", err)
 	}
 	p := &controllerProc{cmd: cmd, log: logf.Name(), done: make(chan struct{})}
+	l.logs = append(l.logs, logf.Name())
 	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
 	l.controller = p
 	go l.watchRSS(p)

@@ -25,4 +25,9 @@ const (
 	TagCluster   = "nodesmith.sh/cluster"
 	TagNodePool  = "nodesmith.sh/nodepool"
 	TagNodeClaim = "nodesmith.sh/nodeclaim"
+	// TagLaunchBatch is put at launch on the instances of a CreateFleet call
+	// made for several claims: their launch keys (cloudprovider.LaunchKey),
+	// space-separated, so a claim can find and take its instance when the
+	// call's answer, or the tagging after it, was lost.
+	TagLaunchBatch = "nodesmith.sh/launch-batch"
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,8 @@ type Call struct {
 	Method string // Create, Delete, Get, List, GetInstanceTypes
 	// Name is the claim name (Create, Delete), the providerID (Get) or the pool name (GetInstanceTypes).
 	Name string
+	// LaunchAttempt is the claim's launch attempt (Create).
+	LaunchAttempt int
 }
 
 // CloudProvider is the recording fake. Set the exported fields before use or
@@ -42,6 +45,8 @@ type CloudProvider struct {
 	DeleteErr error
 	// GetErr, when set, is returned by every Get.
 	GetErr error
+	// ListErr, when set, is returned by every List.
+	ListErr error
 
 	calls     []Call
 	instances map[string]*nsv1.NodeClaim // by providerID
@@ -123,6 +128,26 @@ func (f *CloudProvider) AddInstance(claimName string, launched time.Time) string
 	return id
 }
 
+// AddUnclaimedInstance injects an instance a shared launch started for the
+// given claims that none of them has taken yet (its answer was lost): List
+// shows it with no name and the claims' launch keys
+// (cloudprovider.AnnotationLaunchBatch).
+func (f *CloudProvider) AddUnclaimedInstance(launched time.Time, members ...*nsv1.NodeClaim) string {
+	keys := make([]string, len(members))
+	for i, m := range members {
+		keys[i] = cloudprovider.LaunchKey(m)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := fmt.Sprintf("fake:///zone-a/i-%06d", seq.Add(1))
+	f.instances[id] = &nsv1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(launched),
+			Annotations: map[string]string{cloudprovider.AnnotationLaunchBatch: strings.Join(keys, " ")}},
+		Status: nsv1.NodeClaimStatus{ProviderID: id},
+	}
+	return id
+}
+
 // RemoveInstance makes an instance vanish behind the controller's back.
 func (f *CloudProvider) RemoveInstance(providerID string) {
 	f.mu.Lock()
@@ -146,7 +171,7 @@ func (f *CloudProvider) CreateAll(ctx context.Context, claims []*nsv1.NodeClaim)
 func (f *CloudProvider) Create(_ context.Context, claim *nsv1.NodeClaim) (*nsv1.NodeClaim, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("Create", claim.Name)
+	f.calls = append(f.calls, Call{Method: "Create", Name: claim.Name, LaunchAttempt: cloudprovider.LaunchAttempt(claim)})
 	if len(f.NextCreateErrs) > 0 {
 		err := f.NextCreateErrs[0]
 		f.NextCreateErrs = f.NextCreateErrs[1:]
@@ -270,7 +295,11 @@ func (f *CloudProvider) Get(_ context.Context, providerID string) (*nsv1.NodeCla
 func (f *CloudProvider) List(context.Context) ([]*nsv1.NodeClaim, error) {
 	f.mu.Lock()
 	f.record("List", "")
+	err := f.ListErr
 	f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	return f.Instances(), nil
 }
 

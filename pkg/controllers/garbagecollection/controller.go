@@ -64,7 +64,9 @@ func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
 	return reconcile.Result{RequeueAfter: c.opts.Interval}, nil
 }
 
-// Collect runs one pass.
+// Collect runs one pass. It terminates nothing unless the cloud listed every
+// instance (List fails as a whole on any failed page), and it deletes a claim
+// only when the cloud answered that its instance is gone.
 func (c *Controller) Collect(ctx context.Context) error {
 	instances, err := c.cloud.List(ctx)
 	if err != nil {
@@ -76,11 +78,14 @@ func (c *Controller) Collect(ctx context.Context) error {
 	}
 	byID := map[string]*nsv1.NodeClaim{}
 	byName := map[string]*nsv1.NodeClaim{}
+	var launching []*nsv1.NodeClaim // no instance recorded yet, not deleting
 	for i := range claims.Items {
 		cl := &claims.Items[i]
 		byName[cl.Name] = cl
 		if cl.Status.ProviderID != "" {
 			byID[cl.Status.ProviderID] = cl
+		} else if cl.DeletionTimestamp.IsZero() {
+			launching = append(launching, cl)
 		}
 	}
 	now := c.clk.Now()
@@ -95,6 +100,12 @@ func (c *Controller) Collect(ctx context.Context) error {
 		// controller died before writing status): its next launch attempt
 		// returns this very instance, so it is not an orphan.
 		if cl := byName[in.Name]; cl != nil && cl.Status.ProviderID == "" && cl.DeletionTimestamp.IsZero() {
+			continue
+		}
+		// An instance of a shared launch whose answer was lost belongs to no
+		// claim yet; a claim it was launched for takes it on its next launch
+		// attempt, however long the launching controller took to come back.
+		if waitsFor(in, launching) {
 			continue
 		}
 		if now.Sub(in.CreationTimestamp.Time) < c.opts.Grace {
@@ -130,4 +141,18 @@ func (c *Controller) Collect(ctx context.Context) error {
 		c.metrics.NodeClaimsTerminated.WithLabelValues(cl.Labels[nsv1.LabelNodePool], "instance_gone").Inc()
 	}
 	return errors.Join(errs...)
+}
+
+// waitsFor reports whether instance was started by a shared launch for one
+// of the claims still waiting for an instance.
+func waitsFor(instance *nsv1.NodeClaim, launching []*nsv1.NodeClaim) bool {
+	if instance.Name != "" {
+		return false
+	}
+	for _, cl := range launching {
+		if cloudprovider.LaunchedFor(instance, cl) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package garbagecollection
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider/fake"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
@@ -117,4 +119,93 @@ func deleting(t *testing.T, c *nsv1.NodeClaim) bool {
 		t.Fatal(err)
 	}
 	return err != nil || !got.DeletionTimestamp.IsZero()
+}
+
+// An instance of a shared launch whose answer was lost carries no claim's
+// name, only the launch keys of the claims it was started for: it is kept
+// while one of them still waits for an instance, however old it is.
+func TestCollectKeepsAnUnclaimedInstanceForItsWaitingClaim(t *testing.T) {
+	ctx := context.Background()
+	cloud := fake.New(fake.InstanceType("m5.large", 2, 8, 0.096, "zone-a"))
+	clk := clocktesting.NewFakeClock(time.Now().Add(time.Hour))
+	rec, _ := controllertest.Recorder(clk)
+	gc := New(h.Client, cloud, clk, rec, controllertest.Metrics(), Options{Grace: 30 * time.Second})
+
+	waiting := controllertest.NodeClaim(uniq("batch-waiting"), "pool-a")
+	mustCreate(t, waiting)
+	gone := controllertest.NodeClaim(uniq("batch-gone"), "pool-a")
+	gone.UID = types.UID(uniq("uid-never-created"))
+	launched := controllertest.NodeClaim(uniq("batch-launched"), "pool-a")
+	mustCreate(t, launched)
+	setLaunched(t, launched, cloud.AddInstance(launched.Name, clk.Now().Add(-time.Hour)))
+
+	forWaiting := cloud.AddUnclaimedInstance(clk.Now().Add(-time.Hour), gone, waiting)
+	forNobody := cloud.AddUnclaimedInstance(clk.Now().Add(-time.Hour), gone)
+	forLaunched := cloud.AddUnclaimedInstance(clk.Now().Add(-time.Hour), launched)
+	if err := gc.Collect(ctx); err != nil {
+		t.Fatalf("Collect: %v", err)
+	}
+	alive := map[string]bool{}
+	for _, in := range cloud.Instances() {
+		alive[in.Status.ProviderID] = true
+	}
+	for _, tt := range []struct {
+		name      string
+		got, want bool
+	}{
+		{"instance a waiting claim may take kept", alive[forWaiting], true},
+		{"instance whose claims are all gone terminated", alive[forNobody], false},
+		{"instance whose claim launched another terminated", alive[forLaunched], false},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s: alive %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+// Garbage collection acts only on answers: when the cloud does not answer
+// (List or Get fails, a DescribeInstances page was lost), it terminates no
+// instance and deletes no claim.
+func TestCollectActsOnlyOnAnswers(t *testing.T) {
+	unavailable := cloudprovider.NewCloudUnavailableError(errors.New("RequestLimitExceeded through every retry"))
+	tests := []struct {
+		name                string
+		listErr, getErr     error
+		wantErr             bool
+		wantOrphanAlive     bool
+		wantVanishedDeleted bool
+	}{
+		{name: "the cloud answers", wantOrphanAlive: false, wantVanishedDeleted: true},
+		{name: "listing fails", listErr: unavailable, wantErr: true, wantOrphanAlive: true},
+		{name: "the check of a missing instance fails", getErr: unavailable, wantErr: true, wantOrphanAlive: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			cloud := fake.New(fake.InstanceType("m5.large", 2, 8, 0.096, "zone-a"))
+			clk := clocktesting.NewFakeClock(time.Now().Add(time.Hour))
+			rec, _ := controllertest.Recorder(clk)
+			gc := New(h.Client, cloud, clk, rec, controllertest.Metrics(), Options{Grace: 30 * time.Second})
+			orphan := cloud.AddInstance(uniq("orphan"), clk.Now().Add(-time.Hour))
+			vanished := controllertest.NodeClaim(uniq("vanished"), "pool-a")
+			mustCreate(t, vanished)
+			setLaunched(t, vanished, "fake:///zone-a/i-not-listed")
+			cloud.ListErr, cloud.GetErr = tt.listErr, tt.getErr
+
+			err := gc.Collect(ctx)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Collect = %v, want error %v", err, tt.wantErr)
+			}
+			alive := false
+			for _, in := range cloud.Instances() {
+				alive = alive || in.Status.ProviderID == orphan
+			}
+			if alive != tt.wantOrphanAlive {
+				t.Errorf("orphan alive = %v, want %v", alive, tt.wantOrphanAlive)
+			}
+			if got := deleting(t, vanished); got != tt.wantVanishedDeleted {
+				t.Errorf("claim deleted = %v, want %v", got, tt.wantVanishedDeleted)
+			}
+		})
+	}
 }

@@ -100,7 +100,19 @@ func (l *Launcher) Record(ctx context.Context, claim, created *nsv1.NodeClaim, e
 		lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, false, "NodeClassNotReady", err.Error()), claim.Generation, now)
 		l.recorder.Publish(events.Warning(claim, events.ReasonLaunchFailed, "Launch", err.Error()))
 		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
+	case cloudprovider.IsCloudUnavailable(err):
+		// The outcome is unknown: the same launch attempt (and so the same
+		// idempotency token) is retried, and liveness keeps the claim.
+		lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, false, lifecycle.ReasonCloudUnavailable, err.Error()), claim.Generation, now)
+		l.recorder.Publish(events.Warning(claim, events.ReasonLaunchFailed, "Launch", err.Error()))
+		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
 	case err != nil:
+		if cloudprovider.IsLaunchRejected(err) {
+			// The cloud answered and launched nothing: the retry is a new
+			// attempt with a new token (the old one would replay this answer).
+			// Persisted with the status, so a restart retries the new one.
+			cloudprovider.NextLaunchAttempt(claim)
+		}
 		lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, false, "LaunchFailed", err.Error()), claim.Generation, now)
 		l.recorder.Publish(events.Warning(claim, events.ReasonLaunchFailed, "Launch", err.Error()))
 		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)

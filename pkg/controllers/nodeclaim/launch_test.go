@@ -2,6 +2,7 @@ package nodeclaim
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
 func TestLaunch(t *testing.T) {
@@ -121,4 +123,47 @@ func hasFinalizer(c *nsv1.NodeClaim) bool {
 		}
 	}
 	return false
+}
+
+// The launch attempt (and with it the provider's idempotency token) moves on
+// only after the cloud rejected a launch; a launch with no answer is retried
+// as the same attempt, and the attempt survives in the claim for a
+// restarted controller.
+func TestLaunchAttemptMovesOnOnlyAfterARejection(t *testing.T) {
+	f := newFixture()
+	f.cloud.NextCreateErrs = []error{
+		cloudprovider.NewLaunchRejectedError(errors.New("VcpuLimitExceeded")),
+		cloudprovider.NewCloudUnavailableError(errors.New("RequestLimitExceeded")),
+		cloudprovider.NewLaunchRejectedError(errors.New("InvalidParameterValue")),
+	}
+	claim := create(t, controllertest.NodeClaim(uniq("attempt"), "pool-a"))
+	steps := []struct {
+		wantAttempt string
+		wantReason  string
+	}{
+		{"1", "LaunchFailed"},
+		{"1", lifecycle.ReasonCloudUnavailable},
+		{"2", "LaunchFailed"},
+		{"2", nsv1.ConditionLaunched},
+	}
+	for i, st := range steps {
+		_, err := f.reconcile(t, claim.Name)
+		if (err != nil) != (i < 3) {
+			t.Fatalf("step %d: Reconcile = %v", i, err)
+		}
+		got := get(t, claim.Name)
+		if a := got.Annotations[nsv1.AnnotationLaunchAttempt]; a != st.wantAttempt {
+			t.Errorf("step %d: persisted launch attempt %q, want %q", i, a, st.wantAttempt)
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, nsv1.ConditionLaunched); c == nil || c.Reason != st.wantReason {
+			t.Errorf("step %d: Launched condition %+v, want reason %s", i, c, st.wantReason)
+		}
+	}
+	var attempts []int
+	for _, c := range f.cloud.Calls("Create") {
+		attempts = append(attempts, c.LaunchAttempt)
+	}
+	if want := []int{0, 1, 1, 2}; !slices.Equal(attempts, want) {
+		t.Errorf("Create saw launch attempts %v, want %v", attempts, want)
+	}
 }

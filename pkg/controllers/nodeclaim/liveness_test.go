@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
 )
 
@@ -12,11 +13,14 @@ func TestLiveness(t *testing.T) {
 	tests := []struct {
 		name        string
 		launchFails bool
+		launchErr   error // what the failing launch returns (default: an error with an answer)
 		advance     time.Duration
 		wantDeleted bool
 	}{
 		{name: "launch keeps failing, within the timeout", launchFails: true, advance: 4 * time.Minute},
 		{name: "launch keeps failing past the timeout", launchFails: true, advance: 6 * time.Minute, wantDeleted: true},
+		{name: "the cloud never answers, past the timeout: kept", launchFails: true, advance: time.Hour,
+			launchErr: cloudprovider.NewCloudUnavailableError(errors.New("RequestLimitExceeded through every retry"))},
 		{name: "launched, no node, within the registration timeout", advance: 14 * time.Minute},
 		{name: "launched, no node past the registration timeout", advance: 16 * time.Minute, wantDeleted: true},
 	}
@@ -24,7 +28,10 @@ func TestLiveness(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture()
 			if tt.launchFails {
-				f.cloud.CreateErr = errors.New("throttled")
+				f.cloud.CreateErr = errors.New("InvalidParameterValue")
+				if tt.launchErr != nil {
+					f.cloud.CreateErr = tt.launchErr
+				}
 			}
 			claim := create(t, controllertest.NodeClaim(uniq("live"), "pool-a"))
 			f.cluster.Nominate("pod-x", claim.Name)

@@ -1,6 +1,7 @@
 // Package provisioner turns pending pods into NodeClaims. A pod controller
-// feeds provisionable pods (pkg/lifecycle.IsProvisionable) into a batching
-// window (pkg/provisioning/batcher); when the window closes the Provisioner
+// feeds provisionable pods (pkg/lifecycle.IsProvisionable: marked
+// Unschedulable, or unjudged by the default scheduler for VerdictWait) into
+// a batching window (pkg/provisioning/batcher); when the window closes the Provisioner
 // gathers one snapshot from the cluster state, builds the solver's input
 // with pkg/provisioning (PendingPods, BuildInput; the simulator runs the
 // same functions), runs the pure solver

@@ -36,9 +36,15 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 	if err := c.kube.Get(ctx, req.NamespacedName, pod); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if ok, _ := lifecycle.IsProvisionable(pod); !ok {
+	now := c.provisioner.clk.Now()
+	if ok, _ := lifecycle.IsProvisionable(pod, now); !ok {
 		if pod.Spec.NodeName != "" {
 			c.cluster.Forget(pod.UID)
+		}
+		// A pod kube-scheduler has not judged yet is planned without its
+		// verdict once it has waited long enough.
+		if wait, ok := lifecycle.ProvisionableIn(pod, now); ok {
+			return reconcile.Result{RequeueAfter: wait}, nil
 		}
 		return reconcile.Result{}, nil
 	}

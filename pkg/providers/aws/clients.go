@@ -2,11 +2,15 @@ package aws
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -53,20 +57,126 @@ var (
 	_ IAMAPI = (*iam.Client)(nil)
 )
 
-// NewRetryer is the retryer the provider is meant to run with: the SDK's
-// standard retryer (throttling and 5xx errors retried with jittered
-// exponential backoff) with the given attempt and backoff caps. The SDK's
-// client-side retry quota is off: a burst of throttles from one API should
-// not stop retries of the others, and EC2 itself rate-limits. Pass it as
-// aws.Config.Retryer.
-func NewRetryer(maxAttempts int, maxBackoff time.Duration) func() aws.Retryer {
-	return func() aws.Retryer {
-		return retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = maxAttempts
-			o.MaxBackoff = maxBackoff
-			o.RateLimiter = ratelimit.None
-		})
+// Defaults of RetryOptions.
+const (
+	DefaultMaxAttempts    = 5
+	DefaultMaxBackoff     = 5 * time.Second
+	DefaultAttemptTimeout = 30 * time.Second
+)
+
+// RetryOptions shape how every AWS client the controller builds retries
+// and times out. The retrying is the SDK's standard retryer, configured:
+// throttling errors (RequestLimitExceeded, ThrottlingException, …), 5xx
+// answers, timeouts and broken connections are retried with exponential
+// backoff and full jitter (from 1 s for throttling, 50 ms otherwise, capped
+// at MaxBackoff). The SDK's client-side retry quota is off: a burst of
+// throttles from one API must not stop the retries of the others, and EC2
+// rate-limits on its side anyway.
+type RetryOptions struct {
+	// MaxAttempts per call, the first included; default 5.
+	MaxAttempts int
+	// MaxBackoff caps the delay between two attempts; default 5 s.
+	MaxBackoff time.Duration
+	// AttemptTimeout bounds one attempt from connecting to the last byte of
+	// the answer, so a call that hangs is retried like a 5xx instead of
+	// holding a worker; default 30 s, above SQS's 20 s long poll.
+	AttemptTimeout time.Duration
+	// OnRetry, when set, is told about every retry the SDK makes: the
+	// service and operation, and why (RetryReason).
+	OnRetry func(service, operation, reason string)
+}
+
+func (o RetryOptions) withDefaults() RetryOptions {
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
 	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = DefaultMaxBackoff
+	}
+	if o.AttemptTimeout <= 0 {
+		o.AttemptTimeout = DefaultAttemptTimeout
+	}
+	return o
+}
+
+// Retryer is aws.Config.Retryer for these options: one retryer per client.
+func (o RetryOptions) Retryer() func() aws.Retryer {
+	o = o.withDefaults()
+	return func() aws.Retryer {
+		std := retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts = o.MaxAttempts
+			so.MaxBackoff = o.MaxBackoff
+			so.RateLimiter = ratelimit.None
+		})
+		if o.OnRetry == nil {
+			return std
+		}
+		return &countingRetryer{RetryerV2: std, onRetry: o.OnRetry}
+	}
+}
+
+// HTTPClient is aws.Config.HTTPClient for these options: the SDK's own
+// client with the attempt timeout.
+func (o RetryOptions) HTTPClient() aws.HTTPClient {
+	return awshttp.NewBuildableClient().WithTimeout(o.withDefaults().AttemptTimeout)
+}
+
+// LoadOptions give every client built from the loaded configuration this
+// retryer and attempt timeout.
+func (o RetryOptions) LoadOptions() []func(*awsconfig.LoadOptions) error {
+	return []func(*awsconfig.LoadOptions) error{awsconfig.WithRetryer(o.Retryer()), awsconfig.WithHTTPClient(o.HTTPClient())}
+}
+
+// NewRetryer is RetryOptions{MaxAttempts, MaxBackoff}.Retryer(), for
+// callers that build aws.Config by hand (the simulator, tests).
+func NewRetryer(maxAttempts int, maxBackoff time.Duration) func() aws.Retryer {
+	return RetryOptions{MaxAttempts: maxAttempts, MaxBackoff: maxBackoff}.Retryer()
+}
+
+// countingRetryer is the standard retryer, told about each retry it grants.
+// The retry middleware asks for a retry token exactly once before each
+// retry, with the failed attempt's error and the operation's context.
+type countingRetryer struct {
+	aws.RetryerV2
+	onRetry func(service, operation, reason string)
+}
+
+func (r *countingRetryer) GetRetryToken(ctx context.Context, opErr error) (func(error) error, error) {
+	release, err := r.RetryerV2.GetRetryToken(ctx, opErr)
+	if err == nil {
+		r.onRetry(awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx), RetryReason(opErr))
+	}
+	return release, err
+}
+
+// Retry reasons for metrics.
+const (
+	RetryThrottled   = "throttled"
+	RetryServerError = "server_error"
+	RetryTimeout     = "timeout"
+	RetryConnection  = "connection"
+	RetryOther       = "other"
+)
+
+// RetryReason names why the SDK retries err: the SDK's own throttle
+// classification first, then a timeout, a 5xx answer, a failed connection.
+func RetryReason(err error) string {
+	if retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err) == aws.TrueTernary {
+		return RetryThrottled
+	}
+	var timeout interface{ Timeout() bool }
+	if errors.As(err, &timeout) && timeout.Timeout() {
+		return RetryTimeout
+	}
+	var status interface{ HTTPStatusCode() int }
+	if errors.As(err, &status) && status.HTTPStatusCode() >= 500 {
+		return RetryServerError
+	}
+	var conn interface{ ConnectionError() bool }
+	if errors.As(err, &conn) && conn.ConnectionError() {
+		return RetryConnection
+	}
+	return RetryOther
 }
 
 // NewClients builds the EC2, SSM and IAM clients from cfg; a non-empty

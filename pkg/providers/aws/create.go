@@ -48,17 +48,23 @@ type launch struct {
 	done       bool
 }
 
-// CreateAll launches the claims together. Each round plans every claim
-// still waiting, merges the claims whose CreateFleet requests are identical
-// into one call (TotalTargetCapacity = their number), and runs the calls in
-// the order their first claim was given, so the same input always makes
-// the same calls. When every option of a call fails for lack of capacity,
-// the failed offerings are marked in the ICE cache and the claim is planned
-// again with what is left (other spot pools, then on-demand), up to
-// MaxLaunchAttempts rounds.
+// CreateAll launches the claims together. It first takes, for each claim,
+// an instance an earlier call already launched for it (idempotency.go).
+// Then each round plans every claim still waiting, merges the claims whose
+// CreateFleet requests are identical into calls of up to maxBatch
+// (TotalTargetCapacity = their number), and runs the calls in the order
+// their first claim was given, so the same input always makes the same
+// calls. When every option of a call fails for lack of capacity, the failed
+// offerings are marked in the ICE cache and the claim is planned again with
+// what is left (other spot pools, then on-demand), up to MaxLaunchAttempts
+// rounds.
 func (p *Provider) CreateAll(ctx context.Context, claims []*nsv1.NodeClaim) []cloudprovider.CreateResult {
 	results := make([]cloudprovider.CreateResult, len(claims))
 	launches := make([]*launch, len(claims))
+	var (
+		waiting []*launch
+		at      []int
+	)
 	for i, claim := range claims {
 		l, err := p.prepare(ctx, claim)
 		if err != nil {
@@ -66,8 +72,18 @@ func (p *Provider) CreateAll(ctx context.Context, claims []*nsv1.NodeClaim) []cl
 			continue
 		}
 		launches[i] = l
+		waiting, at = append(waiting, l), append(at, i)
 	}
-	for attempt := 0; attempt < p.opts.MaxLaunchAttempts; attempt++ {
+	for j, a := range p.findLaunched(ctx, waiting) {
+		l, i := waiting[j], at[j]
+		switch {
+		case a.err != nil:
+			results[i].Err, l.done = a.err, true
+		case a.instance != nil:
+			results[i].Claim, l.done = p.adopted(l, a.instance), true
+		}
+	}
+	for round := 0; round < p.opts.MaxLaunchAttempts; round++ {
 		var (
 			keys   []string
 			groups = map[string][]int{}
@@ -76,15 +92,22 @@ func (p *Provider) CreateAll(ctx context.Context, claims []*nsv1.NodeClaim) []cl
 			if l == nil || l.done {
 				continue
 			}
-			if err := p.planLaunch(ctx, l, attempt); err != nil {
-				results[i].Err, l.done = err, true
+			if err := p.planLaunch(ctx, l, round); err != nil {
+				results[i].Err, l.done = unavailable(err), true
 				continue
 			}
+			// Identical requests share a call, at most maxBatch claims each.
 			key := hashJSON(l.req.input)
-			if _, ok := groups[key]; !ok {
-				keys = append(keys, key)
+			for n := 0; ; n++ {
+				k := fmt.Sprintf("%s/%d", key, n)
+				if len(groups[k]) < maxBatch {
+					if _, ok := groups[k]; !ok {
+						keys = append(keys, k)
+					}
+					groups[k] = append(groups[k], i)
+					break
+				}
 			}
-			groups[key] = append(groups[key], i)
 		}
 		if len(keys) == 0 {
 			break
@@ -121,27 +144,30 @@ func (p *Provider) prepare(ctx context.Context, claim *nsv1.NodeClaim) (*launch,
 	}
 	res, err := p.resolveCached(ctx, nc)
 	if err != nil {
+		if isTransient(err) {
+			// AWS did not answer; the class may be fine.
+			return nil, cloudprovider.NewCloudUnavailableError(fmt.Errorf("resolving EC2NodeClass %s: %w", nc.Name, err))
+		}
 		return nil, cloudprovider.NewNodeClassNotReadyError(err)
 	}
 	base, _, err := p.instanceTypes(ctx, nc, res)
 	if err != nil {
-		return nil, err
+		return nil, unavailable(err)
 	}
 	return &launch{claim: claim, nc: nc, res: res, base: withImages(base, res.AMIs)}, nil
 }
 
-// planLaunch picks the claim's options for this attempt (the ICE cache as it
+// planLaunch picks the claim's options for this round (the ICE cache as it
 // is now) and renders its CreateFleet request.
-func (p *Provider) planLaunch(ctx context.Context, l *launch, attempt int) error {
+func (p *Provider) planLaunch(ctx context.Context, l *launch, round int) error {
 	subnets := p.usableSubnets(l.res.Subnets)
-	iceSeq := p.ice.SeqNum()
 	// Spot offerings carry their interruption risk: plan orders them by
 	// risk-weighted price and the pool's ceiling (copied to the claim) drops some.
 	l.types = catalog.WithSpotRisk(catalog.WithAvailability(l.base, p.ice), p.history, l.claim.Spec.MaxSpotInterruptionRisk)
 	pl, err := plan.Make(plan.Input{
 		Requirements: l.claim.Spec.Requirements, Requests: l.claim.Spec.Resources.Requests,
 		InstanceTypes: l.types, Subnets: subnets, MaxOptions: p.opts.MaxOverrides,
-		AvoidSpot: l.spotFailed && attempt == p.opts.MaxLaunchAttempts-1,
+		AvoidSpot: l.spotFailed && round == p.opts.MaxLaunchAttempts-1,
 	})
 	if errors.Is(err, plan.ErrNoOptions) {
 		return cloudprovider.NewInsufficientCapacityError(withFailures(err, l.failures))
@@ -150,10 +176,10 @@ func (p *Provider) planLaunch(ctx context.Context, l *launch, attempt int) error
 		return fmt.Errorf("planning the launch of %s: %w", l.claim.Name, err)
 	}
 	if pl.Note != "" {
-		p.log.Info("launch fallback", "nodeclaim", l.claim.Name, "reason", pl.Note, "attempt", attempt)
+		p.log.Info("launch fallback", "nodeclaim", l.claim.Name, "reason", pl.Note, "round", round)
 		p.event(l.claim, EventOnDemandFallback, pl.Note)
 	}
-	req, err := p.buildFleetRequest(ctx, l.claim, l.nc, l.res, pl, iceSeq)
+	req, err := p.buildFleetRequest(ctx, l.claim, l.nc, l.res, pl, launchToken(l.claim, round))
 	if err != nil {
 		return err
 	}
@@ -165,7 +191,7 @@ func (p *Provider) planLaunch(ctx context.Context, l *launch, attempt int) error
 // claim, an error that ends its launch, or neither (done false: plan again).
 func (p *Provider) settle(l *launch, out fleetOutcome, callErr error) (*nsv1.NodeClaim, error, bool) {
 	if callErr != nil {
-		return nil, fmt.Errorf("launching %s: %w", l.claim.Name, callErr), true
+		return nil, launchCallError(l.claim.Name, callErr), true
 	}
 	retry, fatal := p.markFailures(l.pl, out.errs)
 	if out.instanceID != "" {
@@ -175,16 +201,42 @@ func (p *Provider) settle(l *launch, out fleetOutcome, callErr error) (*nsv1.Nod
 		l.failures = append(l.failures, fmt.Sprintf("%s %s: %s", e.Lifecycle, aws.ToString(e.ErrorCode), overrideName(e.LaunchTemplateAndOverrides)))
 	}
 	if fatal != nil {
-		return nil, fmt.Errorf("launching %s: %w", l.claim.Name, fatal), true
+		return nil, cloudprovider.NewLaunchRejectedError(fmt.Errorf("launching %s: %w", l.claim.Name, fatal)), true
 	}
 	if !retry {
-		return nil, fmt.Errorf("launching %s: the fleet launched nothing%s", l.claim.Name, failureText(l.failures)), true
+		return nil, cloudprovider.NewLaunchRejectedError(fmt.Errorf("launching %s: the fleet launched nothing%s", l.claim.Name, failureText(l.failures))), true
 	}
 	l.spotFailed = l.spotFailed || l.pl.CapacityType == nsv1.CapacityTypeSpot
 	msg := fmt.Sprintf("no %s capacity in %d offerings%s; retrying with the remaining offerings", l.pl.CapacityType, len(l.pl.Options), failureText(l.failures))
 	p.log.Info("launch fallback", "nodeclaim", l.claim.Name, "reason", msg)
 	p.event(l.claim, EventCapacityFallback, msg)
 	return nil, nil, false
+}
+
+// launchCallError classifies a failed CreateFleet call for the caller: no
+// answer leaves the launch's outcome unknown (the next Create finds the
+// instance if there is one); an answer refusing the request launched
+// nothing, so the next attempt needs a new token. A token EC2 saw before
+// with other parameters is refused too: findLaunched found no instance of
+// the earlier call, so it launched nothing either.
+func launchCallError(claim string, err error) error {
+	err = fmt.Errorf("launching %s: %w", claim, err)
+	var tagErr *claimTagError
+	if errors.As(err, &tagErr) {
+		// The instance exists; the claim takes it on its next launch. Not a
+		// rejection: the attempt (and its token) must not move on for it.
+		return err
+	}
+	switch code := errorCode(err); {
+	case isTransient(err):
+		return cloudprovider.NewCloudUnavailableError(err)
+	case code == codeIdempotentMismatch:
+		return cloudprovider.NewLaunchRejectedError(fmt.Errorf("%w (an earlier call with this claim's launch token asked for other options and started no instance; the next attempt uses a new token)", err))
+	case code != "":
+		return cloudprovider.NewLaunchRejectedError(err)
+	}
+	// Not an answer from EC2 (an unreadable response, say): unknown.
+	return cloudprovider.NewCloudUnavailableError(err)
 }
 
 // withImages keeps the types an image can boot (one AMI per architecture).
@@ -234,7 +286,7 @@ func nodeTaints(claim *nsv1.NodeClaim) []corev1.Taint {
 
 // buildFleetRequest renders the launch templates (one per architecture
 // among the options) and the CreateFleet input for a plan.
-func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *Resolved, pl plan.Plan, iceSeq uint64) (fleetRequest, error) {
+func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *Resolved, pl plan.Plan, token string) (fleetRequest, error) {
 	custom := ""
 	if nc.Spec.UserData != nil {
 		custom = *nc.Spec.UserData
@@ -318,7 +370,9 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 	return fleetRequest{
 		input:     in,
 		claimTags: map[string]string{awsv1.TagNodeClaim: claim.Name, "Name": claim.Name},
-		token:     clientToken(claim, fmt.Sprintf("%s/%d", hashJSON(in), iceSeq)),
+		claimName: claim.Name,
+		launchKey: cloudprovider.LaunchKey(claim),
+		token:     token,
 	}, nil
 }
 

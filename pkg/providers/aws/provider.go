@@ -61,6 +61,10 @@ type Provider struct {
 	subnetsMu   sync.Mutex
 	fullSubnets map[string]time.Time // subnet → hidden until
 
+	// adoptMu serialises handing untagged instances of merged launches to
+	// claims; assigned remembers who got which (instance id → claim).
+	adoptMu  sync.Mutex
+	assigned map[string]assignment
 }
 
 var _ cloudprovider.CloudProvider = (*Provider)(nil)
@@ -114,7 +118,7 @@ func New(cfg Config) (*Provider, error) {
 		specs: make(map[string]catalog.Spec, len(specs)), specList: specs,
 		templates: map[string]bool{}, ltUsed: map[string]time.Time{}, resolved: map[string]resolvedEntry{}, typeCache: map[string]typesEntry{},
 		spotPrices: map[string]map[string]float64{}, fullSubnets: map[string]time.Time{},
-		profiles: map[string]profileEntry{},
+		profiles: map[string]profileEntry{}, assigned: map[string]assignment{},
 	}
 	for _, s := range specs {
 		p.specs[s.Name] = s

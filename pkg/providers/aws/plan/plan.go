@@ -218,9 +218,7 @@ func SubnetPerZone(subnets []Subnet) map[string]string {
 	return out
 }
 
-func exotic(it *catalog.InstanceType) bool {
-	return it.GPUCount > 0 || it.AcceleratorCount > 0 || it.BareMetal
-}
+func exotic(it *catalog.InstanceType) bool { return it.Exotic() }
 
 func fits(allocatable, requests corev1.ResourceList) bool {
 	for name, q := range requests {
