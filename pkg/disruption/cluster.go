@@ -261,7 +261,9 @@ func (w *working) commit(a *Action, plan *scheduling.Plan) {
 			cp := *en
 			cp.Pods = append(append(make([]*corev1.Pod, 0, len(en.Pods)+1), en.Pods...), nom.Pod)
 			w.base[nom.Node] = &cp
-			delete(w.compactCache, nom.Node)
+			if c, ok := w.compactCache[nom.Node]; ok {
+				w.compactCache[nom.Node] = compactedPlus(c, nom.Pod)
+			}
 			if n := w.byNode[nom.Node]; n != nil {
 				n.received = true
 				// Copies: the slices may be the snapshot's.

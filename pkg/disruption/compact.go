@@ -52,7 +52,28 @@ func compacted(en *scheduling.ExistingNode) *scheduling.ExistingNode {
 	if _, ok := free[corev1.ResourcePods]; !ok {
 		free[corev1.ResourcePods] = *resource.NewQuantity(110, resource.DecimalSI) // the solver's default
 	}
-	for _, p := range en.Pods {
+	cp := *en
+	cp.Allocatable = fold(free, en.Pods)
+	cp.Pods = nil
+	return &cp
+}
+
+// compactedPlus is a compact view with one more pod folded in: an action
+// that moves pods onto a node changes its view by those pods only, and
+// re-reading every pod of every node that took one (the moved pods spread
+// over hundreds of nodes) was most of a plan's allocations. Clamping at
+// zero after each pod gives what clamping once after all gives, since room
+// only shrinks.
+func compactedPlus(c *scheduling.ExistingNode, p *corev1.Pod) *scheduling.ExistingNode {
+	cp := *c
+	cp.Allocatable = fold(c.Allocatable.DeepCopy(), []*corev1.Pod{p})
+	return &cp
+}
+
+// fold takes the pods' requests and one slot each out of free, never below
+// zero, and returns it.
+func fold(free corev1.ResourceList, pods []*corev1.Pod) corev1.ResourceList {
+	for _, p := range pods {
 		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
 			if cur, ok := free[name]; ok {
 				cur.Sub(q)
@@ -68,10 +89,7 @@ func compacted(en *scheduling.ExistingNode) *scheduling.ExistingNode {
 			free[name] = *resource.NewQuantity(0, q.Format)
 		}
 	}
-	cp := *en
-	cp.Allocatable = free
-	cp.Pods = nil
-	return &cp
+	return free
 }
 
 // solverNode is the view of a base node the solver gets.

@@ -61,8 +61,9 @@
 //     ahead of its emptiest by more than maxSkew, and pods whose
 //     affinity targets were not placed; they are reported unschedulable.
 //     Pods a zone rule counts go only to claims pinned to one zone.
-//  5. Existing capacity first: first fit over registered nodes, then
-//     in-flight claims.
+//  5. Existing capacity first: registered nodes, then in-flight claims;
+//     within each, a class's pods go to the node whose spare room has the
+//     class's cpu:memory shape, tightest first (existing.go).
 //  6. Packing new claims, per pool:
 //     - seeds (pods that need a node of their own: hostname anti-affinity,
 //     hostname spread, host ports) open one claim each, shared across seed

@@ -23,6 +23,8 @@ type variant struct {
 	zoneScoped  bool
 	// fits[pool] is the compatibility with each pool, filled by the solver.
 	fits []*poolFit
+	// onNode[i] caches nodeCompatible for the solver's i-th node.
+	onNode []int8
 }
 
 // preference is one soft constraint that a rung may keep or drop.

@@ -63,6 +63,8 @@ type Lab struct {
 	ctx        context.Context
 	binary     string
 	kubeconfig string   // impersonates the chart's ServiceAccount
+	chartArgs  []string // the chart's container args and literal env
+	chartEnv   []string
 	logs       []string // every controller process's log, in order
 	controller *controllerProc
 	// peakRSSKiB is the highest VmHWM seen over every controller process.
@@ -182,7 +184,14 @@ leaderElection:
 	if err := addSystemNodes(ctx, env.Client, l.Catalog); err != nil {
 		return l, err
 	}
-	if l.kubeconfig, err = applyChartRBAC(ctx, env); err != nil {
+	chart, err := renderChart(ctx)
+	if err != nil {
+		return l, err
+	}
+	if l.kubeconfig, err = applyChartRBAC(ctx, env, chart); err != nil {
+		return l, err
+	}
+	if l.chartArgs, l.chartEnv, err = chartCommandLine(chart); err != nil {
 		return l, err
 	}
 	if err := l.startController(); err != nil {
@@ -220,10 +229,11 @@ func (l *Lab) startController(extra ...string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(l.binary,
+	// The chart's command line, then what differs for a process on the
+	// test machine (later flags win): the kubeconfig, the simulated AWS, no
+	// listeners, one replica, and faster garbage collection for CI time.
+	args := append(append([]string(nil), l.chartArgs...),
 		"--kubeconfig="+l.kubeconfig,
-		"--cluster-name="+labCluster,
-		"--cluster-endpoint=https://api.lab.invalid",
 		"--aws-region="+labRegion,
 		"--aws-endpoint="+l.AWSURL,
 		"--leader-elect=false",
@@ -232,8 +242,8 @@ func (l *Lab) startController(extra ...string) error {
 		"--gc-interval=5s", "--gc-grace=10s",
 		"--registration-timeout=3m",
 	)
-	cmd.Args = append(cmd.Args, extra...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=lab", "AWS_SECRET_ACCESS_KEY=lab", "AWS_EC2_METADATA_DISABLED=true")
+	cmd := exec.Command(l.binary, append(args, extra...)...)
+	cmd.Env = append(append(os.Environ(), l.chartEnv...), "AWS_ACCESS_KEY_ID=lab", "AWS_SECRET_ACCESS_KEY=lab", "AWS_EC2_METADATA_DISABLED=true")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -12,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,13 +47,49 @@ type permissions struct {
 	denials []fakeaws.Denial
 }
 
+// renderChart renders the chart as a user installs it for the lab's cluster.
+func renderChart(ctx context.Context) ([]*unstructured.Unstructured, error) {
+	return testenv.RenderChart(ctx, chartNamespace, "clusterName: "+labCluster+"\n")
+}
+
+// chartCommandLine is the controller container's command line and
+// environment from the rendered chart's Deployment, as the kubelet would
+// run it: args with $(VAR) expanded from the container's literal env. Env
+// taken from the Pod (its name and namespace, its memory limit) is left
+// out: the lab's controller is a process, not a Pod.
+func chartCommandLine(objs []*unstructured.Unstructured) ([]string, []string, error) {
+	var dep *appsv1.Deployment
+	for _, u := range objs {
+		if u.GetKind() == "Deployment" {
+			dep = &appsv1.Deployment{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, dep); err != nil {
+				return nil, nil, fmt.Errorf("reading the chart's Deployment: %w", err)
+			}
+		}
+	}
+	if dep == nil || len(dep.Spec.Template.Spec.Containers) == 0 {
+		return nil, nil, fmt.Errorf("the chart rendered no Deployment with a container")
+	}
+	c := dep.Spec.Template.Spec.Containers[0]
+	vars := map[string]string{}
+	var env []string
+	for _, e := range c.Env {
+		if e.ValueFrom != nil {
+			continue
+		}
+		vars[e.Name] = e.Value
+		env = append(env, e.Name+"="+e.Value)
+	}
+	var args []string
+	for _, a := range c.Args {
+		args = append(args, os.Expand(strings.ReplaceAll(strings.ReplaceAll(a, "$(", "${"), ")", "}"), func(k string) string { return vars[k] }))
+	}
+	return args, env, nil
+}
+
 // applyChartRBAC creates the chart's ServiceAccount, roles and bindings and
 // returns a kubeconfig that impersonates the ServiceAccount.
-func applyChartRBAC(ctx context.Context, env *testenv.Env) (string, error) {
-	objs, err := testenv.RenderChart(ctx, chartNamespace, "clusterName: "+labCluster+"\n")
-	if err != nil {
-		return "", err
-	}
+func applyChartRBAC(ctx context.Context, env *testenv.Env, objs []*unstructured.Unstructured) (string, error) {
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chartNamespace}}); err != nil {
 		return "", fmt.Errorf("creating namespace %s: %w", chartNamespace, err)
 	}
