@@ -32,7 +32,7 @@ func TestGoldenTimelines(t *testing.T) {
 		n++
 		name := strings.TrimSuffix(e.Name(), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			res := run(t, loadExample(t, e.Name()))
+			res := runCached(t, e.Name())
 			var got bytes.Buffer
 			if err := output.WriteCSV(&got, res.Samples); err != nil {
 				t.Fatal(err)

@@ -3,8 +3,10 @@ package simulator
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,8 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 	"github.com/nodesmith/nodesmith/pkg/simulator/output"
 	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func loadExample(t testing.TB, name string) *scenario.Scenario {
@@ -29,6 +33,25 @@ func loadExample(t testing.TB, name string) *scenario.Scenario {
 	}
 	return sc
 }
+
+// runCached runs a built-in scenario once per test binary: runs are
+// deterministic, so the golden test and a scenario's own test share one.
+func runCached(t testing.TB, name string) *output.Result {
+	t.Helper()
+	cachedMu.Lock()
+	defer cachedMu.Unlock()
+	if res, ok := cached[name]; ok {
+		return res
+	}
+	res := run(t, loadExample(t, name))
+	cached[name] = res
+	return res
+}
+
+var (
+	cachedMu sync.Mutex
+	cached   = map[string]*output.Result{}
+)
 
 func run(t testing.TB, sc *scenario.Scenario) *output.Result {
 	t.Helper()
@@ -215,7 +238,7 @@ func TestICEWindow(t *testing.T) {
 // (40s boots) and terminated before the deadline; no pod waits Pending.
 func TestSpotInterruption(t *testing.T) {
 	sc := loadExample(t, "spot-interruption.yaml")
-	res := run(t, sc)
+	res := runCached(t, "spot-interruption.yaml")
 	launchesAllowed(t, sc, res)
 	interrupted, replacements := 0, 0
 	for _, l := range res.Launches {
@@ -304,7 +327,7 @@ func TestSpotInterruptionUnhandled(t *testing.T) {
 // deadline.
 func TestInterruptionWaves(t *testing.T) {
 	sc := loadExample(t, "interruption-waves.yaml")
-	res := run(t, sc)
+	res := runCached(t, "interruption-waves.yaml")
 	launchesAllowed(t, sc, res)
 	stranded := map[time.Duration]int{}
 	notices := map[time.Duration]int{}
@@ -413,5 +436,57 @@ func TestRegistrationTimeout(t *testing.T) {
 	}
 	if res.FirstPodRunning.Reached {
 		t.Errorf("a pod ran at %s although no node could register", res.FirstPodRunning)
+	}
+}
+
+// After 1,500 pods scale down to 150, consolidation brings the fleet within
+// 10 % of what a fresh plan for the 150 pods costs, within the budget's
+// pace, and never removes a node it launched less than 10 minutes before
+// (no launch-then-remove churn).
+func TestConsolidationScaleDown(t *testing.T) {
+	sc := loadExample(t, "consolidation.yaml")
+	res := runCached(t, "consolidation.yaml")
+	launchesAllowed(t, sc, res)
+	final := 0.0
+	nodes := 0
+	for _, l := range res.Launches {
+		if !l.Terminated {
+			final += l.Price
+			nodes++
+			continue
+		}
+		if life := l.TerminatedAt - l.LaunchedAt; life < 10*time.Minute {
+			t.Errorf("%s (%s) launched at %s and gone at %s (%s): churn", l.NodeClaim, l.InstanceType, l.LaunchedAt, l.TerminatedAt, l.Reason)
+		}
+	}
+	// A fresh plan for the pods left: the pool and the catalog the
+	// simulated AWS sells from, no existing node.
+	cat, err := catalog.Load(catalog.Options{Zones: sc.World.Zones})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pods []*corev1.Pod
+	for _, d := range sc.Deployments {
+		last := d.Replicas[len(d.Replicas)-1].Replicas
+		for i := int32(0); i < last; i++ {
+			p := &corev1.Pod{ObjectMeta: *d.Template.ObjectMeta.DeepCopy(), Spec: *d.Template.Spec.DeepCopy()}
+			p.Name, p.Namespace, p.UID = fmt.Sprintf("%s-%d", d.Name, i), "default", types.UID(fmt.Sprintf("%s-%d", d.Name, i))
+			pods = append(pods, p)
+		}
+	}
+	np := sc.NodePools[0].DeepCopy()
+	sp := scheduling.NodePoolFromAPI(np, cat.Types())
+	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, NodePools: []*scheduling.NodePool{sp}})
+	if err != nil || len(plan.Unschedulable) > 0 {
+		t.Fatalf("fresh plan: %v, %d unplaced", err, len(plan.Unschedulable))
+	}
+	fresh := 0.0
+	for _, c := range plan.NewClaims {
+		fresh += c.Price()
+	}
+	t.Logf("%d pods left: the fleet ends at %d nodes, $%.4f/h; a fresh plan costs $%.4f/h on %d nodes (%.1f %% above)",
+		len(pods), nodes, final, fresh, len(plan.NewClaims), 100*(final/fresh-1))
+	if final > 1.10*fresh {
+		t.Errorf("the fleet ends at $%.4f/h, more than 10 %% above a fresh plan's $%.4f/h", final, fresh)
 	}
 }
