@@ -95,6 +95,7 @@ func (s *Sim) result() *output.Result {
 		OnDemandCost:    onDemand,
 		SystemCost:      system,
 		Notes:           s.notes,
+		Interruptions:   s.intr.records(),
 	}
 	r.QueueEmpty.NotApplicable = len(s.qorder) == 0
 	return r

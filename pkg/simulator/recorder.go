@@ -51,6 +51,7 @@ func (r *recorder) Eventf(regarding, _ runtime.Object, eventtype, reason, _, not
 		r.decision[name] = reason
 	}
 	r.counts[reason]++
+	r.s.intr.event(regarding, reason, msg)
 	switch reason {
 	case "InsufficientCapacity":
 		r.s.failures["insufficient capacity"]++

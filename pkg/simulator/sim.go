@@ -76,6 +76,7 @@ type Sim struct {
 	controllers *controllers.Set
 	driver      *driver.Driver
 	recorder    *recorder
+	intr        *interruptions
 
 	// The parts of the cluster that are not Nodesmith.
 	sched    *schedulerLoop

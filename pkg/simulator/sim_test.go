@@ -12,6 +12,8 @@ import (
 
 	"github.com/nodesmith/nodesmith/examples/scenarios"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 	"github.com/nodesmith/nodesmith/pkg/simulator/output"
 	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
@@ -236,7 +238,7 @@ func TestICEWindow(t *testing.T) {
 // (40s boots) and terminated before the deadline; no pod waits Pending.
 func TestSpotInterruption(t *testing.T) {
 	sc := loadExample(t, "spot-interruption.yaml")
-	res := run(t, sc)
+	res := runCached(t, "spot-interruption.yaml")
 	launchesAllowed(t, sc, res)
 	interrupted, replacements := 0, 0
 	for _, l := range res.Launches {
@@ -261,6 +263,31 @@ func TestSpotInterruption(t *testing.T) {
 		}
 	}
 	reachedWithin(t, "queue empty", res.QueueEmpty, 5*time.Minute, 8*time.Minute)
+	// The report pairs each notice with its replacement: new capacity
+	// launched at the notice, Ready before the drain, and no pod left the
+	// node before its place was ready. The ReplacementPlanned Event that
+	// dates the plan comes at the handler's next look at the claim, within
+	// its recheck interval of the launch.
+	spot := 0
+	for _, in := range res.Interruptions {
+		if in.Kind != "spot interruption" {
+			continue
+		}
+		spot++
+		ready := in.ReplacementReady()
+		launchedAtNotice := false
+		for _, r := range in.Replacements {
+			launchedAtNotice = launchedAtNotice || (r.NewNode && r.Launched.Reached && r.Launched.At == in.At)
+		}
+		if in.Pods == 0 || !in.Planned.Reached || in.Planned.At > in.At+interruptionpolicy.Recheck || !launchedAtNotice || !ready.Reached ||
+			!in.Drained.Reached || in.Drained.At < ready.At || in.Stranded != 0 || !in.Gone.Reached || in.Gone.At >= in.Deadline.At {
+			t.Errorf("notice about %s: %d pods, planned %s on %+v, ready %s, drained %s, gone %s (deadline %s), %d stranded",
+				in.NodeClaim, in.Pods, in.Planned, in.Replacements, ready, in.Drained, in.Gone, in.Deadline, in.Stranded)
+		}
+	}
+	if spot != 2 {
+		t.Errorf("the report lists %d spot interruption notices, want 2", spot)
+	}
 	notes := strings.Join(res.Notes, "\n")
 	for _, want := range []string{"SpotInterruption nodeclaim", "ReplacementPlanned nodeclaim", "InterruptionDrain nodeclaim"} {
 		if !strings.Contains(notes, want) {
@@ -289,6 +316,51 @@ func TestSpotInterruptionUnhandled(t *testing.T) {
 	for _, l := range res.Launches {
 		if l.Reason == "spot interruption" && l.TerminatedAt != 4*time.Minute {
 			t.Errorf("%s went at %s, want at the end of the notice (4m)", l.NodeClaim, l.TerminatedAt)
+		}
+	}
+}
+
+// Two waves of six spot notices on a fleet of about a dozen nodes: after
+// each wave no more pods wait Pending than the wave's notices stranded
+// (pods that left a node before a ready place waited for them), and every
+// notice is paired with capacity launched at it and drained before its
+// deadline.
+func TestInterruptionWaves(t *testing.T) {
+	sc := loadExample(t, "interruption-waves.yaml")
+	res := runCached(t, "interruption-waves.yaml")
+	launchesAllowed(t, sc, res)
+	stranded := map[time.Duration]int{}
+	notices := map[time.Duration]int{}
+	for _, in := range res.Interruptions {
+		if in.Kind != "spot interruption" {
+			continue
+		}
+		notices[in.At]++
+		stranded[in.At] += in.Stranded
+		launched := false
+		for _, r := range in.Replacements {
+			launched = launched || (r.NewNode && r.Launched.Reached && r.Launched.At-in.At <= 2*time.Second)
+		}
+		if !launched || !in.Drained.Reached || in.Drained.At >= in.Deadline.At {
+			var at []time.Duration
+			for _, r := range in.Replacements {
+				at = append(at, r.Launched.At-in.At)
+			}
+			t.Errorf("notice about %s at %s: replacements %+v launched %v after it, drained %s (deadline %s)", in.NodeClaim, output.FormatDuration(in.At), in.Replacements, at, in.Drained, in.Deadline)
+		}
+	}
+	for _, wave := range []time.Duration{4 * time.Minute, 8 * time.Minute} {
+		if notices[wave] != 6 {
+			t.Errorf("wave at %s: %d notices about Nodesmith nodes, want 6", wave, notices[wave])
+		}
+		pending := 0
+		for _, smp := range res.Samples {
+			if smp.T >= wave && smp.T < wave+fakeaws.InterruptionNotice {
+				pending = max(pending, smp.PendingPods)
+			}
+		}
+		if pending > stranded[wave] {
+			t.Errorf("wave at %s: up to %d pods Pending in the two minutes after it, more than the %d its notices stranded", wave, pending, stranded[wave])
 		}
 	}
 }

@@ -160,6 +160,7 @@ func (s *Sim) setupKube() error {
 	}
 	s.api.SetEviction(s.evictionAllowed)
 	s.recorder = newRecorder(s)
+	s.intr = newInterruptions(s)
 	s.bill = newBilling(s)
 	s.sched = newSchedulerLoop(s)
 	s.kubelets = newKubelets(s)
@@ -342,11 +343,16 @@ func (s *Sim) worldEvent(e fakeaws.Event) {
 		s.note("spot interruption notice for %s (%s in %s); the instance goes away at t=%s", strings.ToLower(in.ID), in.Type, in.Zone,
 			output.FormatDuration(in.InterruptAt.Sub(Epoch)))
 		s.schedule(in.InterruptAt.Sub(Epoch), prioNormal, func() {})
+		s.intr.notice("spot interruption", in)
 		s.noticePublished()
-	case fakeaws.EventRebalance, fakeaws.EventScheduled:
+	case fakeaws.EventRebalance:
+		s.intr.notice("rebalance recommendation", in)
+		s.noticePublished()
+	case fakeaws.EventScheduled:
 		s.noticePublished()
 	case fakeaws.EventTerminating:
 		s.noticePublished() // EC2's state-change notification
+		s.intr.gone(in)
 		s.bill.stopping(in)
 		s.kubelets.instanceStopped(in)
 		s.schedule(s.now+s.sc.World.ShutdownDelay.Duration, prioNormal, func() {})

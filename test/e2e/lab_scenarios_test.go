@@ -39,6 +39,9 @@ func TestLab(t *testing.T) {
 		{"6_differential_lab_versus_simulator", differential},
 		{"8_chart_rbac_and_terraform_policy_held", checkPermissions},
 		{"9_each_permission_is_needed", permissionsAreNeeded},
+		{"10_spot_interruption_wave_with_sqs_workers", interruptionWave},
+		{"11_rebalance_prespin_then_spot_warning", rebalancePrespin},
+		{"12_rebalance_modes_off_and_drain", rebalanceModes},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {

@@ -20,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
 	"github.com/nodesmith/nodesmith/test/testenv"
@@ -31,6 +34,16 @@ const (
 	exampleNodeRole = "NodesmithNodeRole-my-cluster"
 	labRegion       = "us-east-1"
 	bootDelay       = 2 * time.Second
+	// labInterruptionQueue is the lab account's EventBridge target: the
+	// simulated AWS puts every spot warning, rebalance recommendation and
+	// instance state change on it. The interruption steps restart the
+	// controller with --interruption-queue; the other steps run it without,
+	// as before the queue existed (with it, the handler also re-marks claims
+	// being deleted when the state changes of the instances the controller
+	// itself terminates come back, which the other steps do not expect).
+	// Its name is examples/terraform's default (<cluster>-nodesmith), the one
+	// queue the Terraform policy lets the controller read.
+	labInterruptionQueue = labCluster + "-nodesmith"
 )
 
 var lab *Lab
@@ -66,6 +79,9 @@ func TestMain(m *testing.M) {
 func runLab(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// The lab's clients log nothing worth reading; without a logger
+	// controller-runtime prints a stack trace into the test output.
+	ctrllog.SetLogger(logr.Discard())
 	l, err := startLab(ctx)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: lab: %v\n", err)
@@ -142,7 +158,8 @@ leaderElection:
 		BootDelay: bootDelay, ShutdownDelay: time.Second, ClusterName: labCluster, Seed: 7, DefaultCapacity: 1000,
 		// The node role examples/spot-fleet.yaml names: the controller makes its
 		// instance profile through the simulated IAM, as on a real account.
-		Roles: []string{exampleNodeRole},
+		Roles:             []string{exampleNodeRole},
+		InterruptionQueue: labInterruptionQueue,
 	})
 	go l.World.Run(ctx, 100*time.Millisecond)
 	awsSrv := fakeaws.NewServer(l.World)
@@ -205,7 +222,9 @@ type controllerProc struct {
 	done chan struct{}
 }
 
-func (l *Lab) startController() error {
+// startController starts the controller binary with the lab's flags; extra
+// flags come after them, so a repeated flag overrides the lab's value.
+func (l *Lab) startController(extra ...string) error {
 	logf, err := os.CreateTemp(l.Env.Dir, "controller-*.log")
 	if err != nil {
 		return err
@@ -223,7 +242,7 @@ func (l *Lab) startController() error {
 		"--gc-interval=5s", "--gc-grace=10s",
 		"--registration-timeout=3m",
 	)
-	cmd := exec.Command(l.binary, args...)
+	cmd := exec.Command(l.binary, append(args, extra...)...)
 	cmd.Env = append(append(os.Environ(), l.chartEnv...), "AWS_ACCESS_KEY_ID=lab", "AWS_SECRET_ACCESS_KEY=lab", "AWS_EC2_METADATA_DISABLED=true")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -109,6 +109,7 @@ func WriteReport(w io.Writer, r *Result) error {
 		}
 		p("\n")
 	}
+	writeInterruptions(p, r.Interruptions)
 	p("## Nodes\n\n| nodeclaim | pool | type | zone | capacity | launched | gone | why |\n|---|---|---|---|---|---|---|---|\n")
 	for _, l := range r.Launches {
 		gone := "still running"
@@ -121,6 +122,39 @@ func WriteReport(w io.Writer, r *Result) error {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil
+}
+
+// writeInterruptions lists each notice with its replacement.
+func writeInterruptions(p func(string, ...any), list []Interruption) {
+	if len(list) == 0 {
+		return
+	}
+	p("## Interruption notices\n\nEach notice about a Nodesmith node, where its pods were planned, when that capacity was ready and when the node was drained. Stranded pods left the node before a ready place was waiting for them.\n\n")
+	p("| notice | kind | nodeclaim | instance | pods | deadline | replacement | planned | ready | drained | why | stranded |\n|---|---|---|---|---:|---|---|---|---|---|---|---:|\n")
+	for _, in := range list {
+		var repl []string
+		for _, r := range in.Replacements {
+			if r.NewNode {
+				repl = append(repl, fmt.Sprintf("%d on new %s (%s, launched %s)", r.Pods, r.Target, r.InstanceType, r.Launched))
+			} else {
+				repl = append(repl, fmt.Sprintf("%d on running %s", r.Pods, r.Target))
+			}
+		}
+		if len(repl) == 0 {
+			repl = []string{"none planned"}
+		}
+		why := in.DrainReason
+		if why == "" {
+			why = "-"
+		}
+		deadline := "-"
+		if in.Deadline.Reached {
+			deadline = in.Deadline.String()
+		}
+		p("| %s | %s | %s | %s (%s, %s) | %d | %s | %s | %s | %s | %s | %s | %d |\n", FormatDuration(in.At), in.Kind, in.NodeClaim,
+			in.Instance, in.InstanceType, in.Zone, in.Pods, deadline, strings.Join(repl, "; "), in.Planned, in.ReplacementReady(), in.Drained, why, in.Stranded)
+	}
+	p("\n")
 }
 
 // WriteSummary writes the few lines printed on stdout at the end of a run.

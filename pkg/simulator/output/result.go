@@ -89,6 +89,73 @@ type Result struct {
 
 	// Notes are notable decisions in time order (fallbacks, interruptions).
 	Notes []string
+	// Interruptions pair every notice the simulated AWS sent about a
+	// Nodesmith node with what the interruption handler did about it, in
+	// the order the notices came.
+	Interruptions []Interruption
+}
+
+// Interruption is one notice about a node (a spot interruption warning or
+// a rebalance recommendation) and what became of the node's pods.
+type Interruption struct {
+	// At is when the notice was sent.
+	At time.Duration
+	// Kind is "spot interruption" or "rebalance recommendation".
+	Kind                                    string
+	NodeClaim, Instance, InstanceType, Zone string
+	// Deadline is when the instance goes away (spot interruptions).
+	Deadline Milestone
+	// Pods are the workload pods on the node when the notice came.
+	Pods int
+	// Planned is when every pod of the node had a place planned (the
+	// handler's ReplacementPlanned Event), Replacements where.
+	Planned      Milestone
+	Replacements []Replacement
+	// Drained is when the handler began the node's drain, DrainReason why then.
+	Drained     Milestone
+	DrainReason string
+	// Gone is when the instance stopped.
+	Gone Milestone
+	// Stranded are the pods that had to leave the node before a ready
+	// place was waiting for them: their replacement could not boot in time
+	// (or nothing drained the node before its instance went).
+	Stranded int
+}
+
+// ReplacementReady is when every planned place could run the pods: the
+// last new node's readiness, or the plan itself when the pods go to room
+// on running nodes only. Not reached while nothing is planned or a new
+// node never became ready.
+func (in Interruption) ReplacementReady() Milestone {
+	if !in.Planned.Reached {
+		return Milestone{}
+	}
+	ready := in.Planned
+	for _, r := range in.Replacements {
+		if !r.NewNode {
+			continue
+		}
+		if !r.Ready.Reached {
+			return Milestone{}
+		}
+		if r.Ready.At > ready.At {
+			ready = r.Ready
+		}
+	}
+	return ready
+}
+
+// Replacement is where some of an interrupted node's pods were planned: a
+// new NodeClaim, or room on a node already running.
+type Replacement struct {
+	Target string
+	Pods   int
+	// NewNode: Target is a NodeClaim launched for them; InstanceType,
+	// Launched and Ready describe it.
+	NewNode      bool
+	InstanceType string
+	Launched     Milestone
+	Ready        Milestone
 }
 
 // FormatDuration prints 4m35s style durations, to the second.

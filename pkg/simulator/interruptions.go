@@ -1,0 +1,172 @@
+package simulator
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	"github.com/nodesmith/nodesmith/pkg/simulator/output"
+)
+
+// interruptions pairs every notice the simulated AWS sends about a
+// Nodesmith node with what the interruption handler did about it, for the
+// report: where the node's pods were planned (its ReplacementPlanned
+// Event), when that capacity was ready (the replacement's Initialized
+// Event), when the node was drained (InterruptionDrain) and how many pods
+// left it before a ready place was waiting for them.
+type interruptions struct {
+	s    *Sim
+	list []*output.Interruption
+	// open is each claim's latest record, which the handler's Events fill in.
+	open map[string]*output.Interruption
+	// readyAt is when each NodeClaim was initialized.
+	readyAt map[string]time.Duration
+}
+
+func newInterruptions(s *Sim) *interruptions {
+	return &interruptions{s: s, open: map[string]*output.Interruption{}, readyAt: map[string]time.Duration{}}
+}
+
+// notice starts the record of a notice about instance in.
+func (x *interruptions) notice(kind string, in fakeaws.Instance) {
+	bl := x.s.bill.instances[in.ID]
+	if bl == nil || bl.claim == "" {
+		return // not a Nodesmith node
+	}
+	r := &output.Interruption{At: x.s.now, Kind: kind, NodeClaim: bl.claim, Instance: strings.ToLower(in.ID),
+		InstanceType: in.Type, Zone: in.Zone, Pods: x.podsOn(in.ID)}
+	if !in.InterruptAt.IsZero() {
+		r.Deadline = reached(in.InterruptAt.Sub(Epoch))
+	}
+	if prev := x.open[bl.claim]; prev != nil {
+		// A rebalance recommendation prespun the replacement this notice uses.
+		r.Planned, r.Replacements = prev.Planned, prev.Replacements
+	}
+	x.open[bl.claim] = r
+	x.list = append(x.list, r)
+}
+
+// podsOn counts the workload pods an instance's node runs.
+func (x *interruptions) podsOn(instanceID string) int {
+	node, ok := x.s.kubelets.nodeOf[instanceID]
+	if !ok {
+		return 0
+	}
+	n := 0
+	for p := range x.s.kubelets.podsOn[node] {
+		if !p.daemon && !p.deleting && (p.state == podStarting || p.state == podRunning) {
+			n++
+		}
+	}
+	return n
+}
+
+// event reads the handler's and the lifecycle's Events about claims.
+func (x *interruptions) event(regarding any, reason, msg string) {
+	claim, ok := regarding.(*nsv1.NodeClaim)
+	if !ok {
+		return
+	}
+	if reason == "Initialized" {
+		if _, seen := x.readyAt[claim.Name]; !seen {
+			x.readyAt[claim.Name] = x.s.now
+		}
+		return
+	}
+	r := x.open[claim.Name]
+	if r == nil {
+		return
+	}
+	switch reason {
+	case "ReplacementPlanned":
+		r.Planned = reached(x.s.now)
+		r.Replacements = nil
+		for _, t := range plannedTargets(msg) {
+			// A NodeClaim is capacity that had to launch and boot; a
+			// Node's name is room on one already running.
+			t.NewNode = x.s.kube.Get(x.s.ctx, types.NamespacedName{Name: t.Target}, &nsv1.NodeClaim{}) == nil
+			r.Replacements = append(r.Replacements, t)
+		}
+	case "InterruptionDrain":
+		if r.Drained.Reached {
+			return
+		}
+		r.Drained = reached(x.s.now)
+		r.DrainReason = strings.TrimPrefix(msg, "draining: ")
+		r.Stranded = x.stranded(r)
+	}
+}
+
+// stranded are the pods still on r's node that no ready place waits for.
+func (x *interruptions) stranded(r *output.Interruption) int {
+	left := 0
+	if bl := x.s.bill.byClaim[r.NodeClaim]; bl != nil {
+		left = x.podsOn(bl.id)
+	}
+	for _, t := range r.Replacements {
+		at, ready := x.readyAt[t.Target]
+		if !t.NewNode || (ready && at <= x.s.now) {
+			left -= t.Pods
+		}
+	}
+	return max(left, 0)
+}
+
+// gone closes the record of an instance that stopped; a node never
+// drained lost every pod it still ran.
+func (x *interruptions) gone(in fakeaws.Instance) {
+	bl := x.s.bill.instances[in.ID]
+	if bl == nil {
+		return
+	}
+	r := x.open[bl.claim]
+	if r == nil || r.Gone.Reached {
+		return
+	}
+	r.Gone = reached(x.s.now)
+	if !r.Drained.Reached {
+		r.Stranded = x.podsOn(in.ID)
+	}
+}
+
+// records fills in the replacements' launches and readiness.
+func (x *interruptions) records() []output.Interruption {
+	out := make([]output.Interruption, 0, len(x.list))
+	for _, r := range x.list {
+		c := *r
+		c.Replacements = append([]output.Replacement(nil), r.Replacements...)
+		for i := range c.Replacements {
+			t := &c.Replacements[i]
+			if bl := x.s.bill.byClaim[t.Target]; bl != nil {
+				t.InstanceType, t.Launched = bl.launch.InstanceType, reached(bl.launch.LaunchedAt)
+			}
+			if at, ok := x.readyAt[t.Target]; ok {
+				t.Ready = reached(at)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// plannedTargets reads where a ReplacementPlanned Event says the pods go
+// ("... (15 to move): 12 on spot-00005, 3 on spot-00006").
+func plannedTargets(msg string) []output.Replacement {
+	_, list, ok := strings.Cut(msg, "): ")
+	if !ok {
+		return nil
+	}
+	var out []output.Replacement
+	for _, part := range strings.Split(list, ", ") {
+		var n int
+		var target string
+		if _, err := fmt.Sscanf(part, "%d on %s", &n, &target); err == nil {
+			out = append(out, output.Replacement{Target: target, Pods: n})
+		}
+	}
+	return out
+}
