@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
@@ -26,8 +27,10 @@ type Pending struct {
 	// Held are the nominated pods by target; their room counts as taken.
 	Held map[string][]*corev1.Pod
 	// Lapsed are pods whose nomination the caller must drop: its target has
-	// been ready for NominationGrace and they are still pending, so they
-	// lost their place and are planned now rather than at expiry.
+	// been ready for NominationGrace and they are still pending, or it is
+	// ready and the pods bound to it leave no room for them (kube-scheduler
+	// filled it with other pods, as it ignores nominations), so they lost
+	// their place and are planned now rather than at expiry.
 	Lapsed []types.UID
 }
 
@@ -37,6 +40,7 @@ type Pending struct {
 // capacity is planned before the node is drained.
 func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending {
 	ready := readySince(snap)
+	room := newRoom(snap)
 	disrupted := disruptedNodes(snap)
 	out := Pending{Held: map[string][]*corev1.Pod{}}
 	for _, pod := range snap.Pods {
@@ -44,7 +48,7 @@ func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending
 			continue
 		}
 		if target, ok := nominated(pod.UID); ok {
-			if at, isReady := ready[target]; !isReady || now.Sub(at) < NominationGrace {
+			if at, isReady := ready[target]; !isReady || now.Sub(at) < NominationGrace && room.fits(target, pod) {
 				out.Held[target] = append(out.Held[target], pod)
 				continue
 			}
@@ -276,4 +280,64 @@ func hasTaint(n *corev1.Node, t corev1.Taint) bool {
 		}
 	}
 	return false
+}
+
+// room is what registered nodes have left for one more pod: allocatable
+// minus the requests of the pods bound to them.
+type room struct {
+	snap  *Snapshot
+	nodes map[string]*corev1.Node // by node and by claim name
+	free  map[string]corev1.ResourceList
+}
+
+func newRoom(snap *Snapshot) *room {
+	r := &room{snap: snap, nodes: map[string]*corev1.Node{}, free: map[string]corev1.ResourceList{}}
+	for _, n := range snap.Nodes {
+		r.nodes[n.Name] = n
+	}
+	for _, c := range snap.NodeClaims {
+		if n := r.nodes[c.Status.NodeName]; n != nil {
+			r.nodes[c.Name] = n
+		}
+	}
+	return r
+}
+
+// fits reports whether pod still fits on target's node; a target with no
+// registered node (a launching claim) has room by definition.
+func (r *room) fits(target string, pod *corev1.Pod) bool {
+	n := r.nodes[target]
+	if n == nil {
+		return true
+	}
+	free, ok := r.free[n.Name]
+	if !ok {
+		free = n.Status.Allocatable.DeepCopy()
+		pods := int64(0)
+		for _, p := range r.snap.PodsByNode[n.Name] {
+			if lifecycle.IsTerminal(p) {
+				continue
+			}
+			pods++
+			for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+				if have, ok := free[name]; ok {
+					have.Sub(q)
+					free[name] = have
+				}
+			}
+		}
+		if have, ok := free[corev1.ResourcePods]; ok {
+			have.Sub(*resource.NewQuantity(pods, resource.DecimalSI))
+			free[corev1.ResourcePods] = have
+		}
+		r.free[n.Name] = free
+	}
+	need := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	need[corev1.ResourcePods] = *resource.NewQuantity(1, resource.DecimalSI)
+	for name, q := range need {
+		if have, ok := free[name]; ok && have.Cmp(q) < 0 {
+			return false
+		}
+	}
+	return true
 }

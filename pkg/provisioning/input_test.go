@@ -95,10 +95,30 @@ func TestPendingPods(t *testing.T) {
 		{name: "a pod nominated to a claim's node ready past the grace lapses and is planned", pods: []*corev1.Pod{pendingPod("a")},
 			claims: []*nsv1.NodeClaim{claim("c1", "default", 2*NominationGrace)}, nominated: map[string]string{"a": "c1-node"},
 			wantPods: []string{"a"}, wantLapsed: []string{"a"}},
+		// kube-scheduler ignores nominations: it filled c1's 4-cpu node with
+		// other pods, so "a" (1 cpu) lost its place and is planned at once;
+		// "b" (1 cpu) is nominated to c2, whose node keeps 1 cpu free.
+		{name: "a pod nominated to a ready node with no room left for it lapses at once",
+			pods: []*corev1.Pod{cpuPod(pendingPod("a"), "1"), cpuPod(pendingPod("b"), "1"),
+				cpuPod(boundPod("x", "c1-node"), "3500m"), cpuPod(boundPod("y", "c2-node"), "3")},
+			claims:    []*nsv1.NodeClaim{claim("c1", "default", time.Second), claim("c2", "default", time.Second)},
+			nominated: map[string]string{"a": "c1", "b": "c2"},
+			wantPods:  []string{"a"}, wantLapsed: []string{"a"}, wantHeld: map[string][]string{"c2": {"b"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := PendingPods(&Snapshot{Pods: tt.pods, NodeClaims: tt.claims}, nominations(tt.nominated), now)
+			snap := &Snapshot{Pods: tt.pods, NodeClaims: tt.claims, PodsByNode: map[string][]*corev1.Pod{}}
+			for _, c := range tt.claims {
+				if c.Status.NodeName != "" {
+					snap.Nodes = append(snap.Nodes, node(c.Status.NodeName))
+				}
+			}
+			for _, p := range tt.pods {
+				if p.Spec.NodeName != "" {
+					snap.PodsByNode[p.Spec.NodeName] = append(snap.PodsByNode[p.Spec.NodeName], p)
+				}
+			}
+			got := PendingPods(snap, nominations(tt.nominated), now)
 			if g, w := uids(got.Pods), tt.wantPods; !equal(g, w) {
 				t.Errorf("Pods = %v, want %v", g, w)
 			}
@@ -119,6 +139,12 @@ func TestPendingPods(t *testing.T) {
 			}
 		})
 	}
+}
+
+func cpuPod(p *corev1.Pod, cpu string) *corev1.Pod {
+	p.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}
+	return p
 }
 
 func equal(a, b []string) bool {
