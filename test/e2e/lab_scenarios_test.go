@@ -30,6 +30,7 @@ func TestLab(t *testing.T) {
 		run  func(*testing.T)
 	}{
 		{"1_scale_up_1000_pods_on_spot", scaleUp1000},
+		{"1c_plan_matches_cost_metrics", planMatchesCostMetrics},
 		{"2a_scale_to_100_consolidates", scaleTo100Consolidates},
 		{"2_scale_to_zero_drains_and_terminates", scaleToZero},
 		{"1b_nodepool_limits_hold", limitsHold},
@@ -42,6 +43,7 @@ func TestLab(t *testing.T) {
 		{"10_spot_interruption_wave_with_sqs_workers", interruptionWave},
 		{"11_rebalance_prespin_then_spot_warning", rebalancePrespin},
 		{"12_rebalance_modes_off_and_drain", rebalanceModes},
+		{"13_500_nodes_5000_pods", scale500Nodes},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
