@@ -20,7 +20,7 @@ import (
 
 // waitFor polls cond every 250 ms until it returns nil, failing the test
 // with cond's last error and the controller's log tail after timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error) {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -40,7 +40,7 @@ func kube() client.Client { return lab.Env.Client }
 func ctx() context.Context { return context.Background() }
 
 // podsOf counts the Deployment's pods by phase.
-func podsOf(t *testing.T, app string) (running, pending, total int) {
+func podsOf(t testing.TB, app string) (running, pending, total int) {
 	t.Helper()
 	var pods corev1.PodList
 	if err := kube().List(ctx(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": app}); err != nil {
@@ -61,7 +61,7 @@ func podsOf(t *testing.T, app string) (running, pending, total int) {
 	return running, pending, total
 }
 
-func claimsOf(t *testing.T, pool string) []nsv1.NodeClaim {
+func claimsOf(t testing.TB, pool string) []nsv1.NodeClaim {
 	t.Helper()
 	var list nsv1.NodeClaimList
 	if err := kube().List(ctx(), &list, client.MatchingLabels{nsv1.LabelNodePool: pool}); err != nil {
@@ -93,7 +93,7 @@ func scale(t *testing.T, name string, replicas int32) {
 	}
 }
 
-func allRunning(t *testing.T, app string, want int) func() error {
+func allRunning(t testing.TB, app string, want int) func() error {
 	return func() error {
 		running, pending, total := podsOf(t, app)
 		if running != want || total != want {
@@ -104,7 +104,7 @@ func allRunning(t *testing.T, app string, want int) func() error {
 }
 
 // drained waits until a pool has no claims and no live instance is left.
-func drained(t *testing.T, pools ...string) func() error {
+func drained(t testing.TB, pools ...string) func() error {
 	return func() error {
 		for _, p := range pools {
 			if n := len(claimsOf(t, p)); n > 0 {
