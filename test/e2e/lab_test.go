@@ -37,11 +37,14 @@ var lab *Lab
 
 // Lab is the running end-to-end environment.
 type Lab struct {
-	Env     *testenv.Env
-	World   *fakeaws.World
-	AWSURL  string
-	Fleets  *fleetLog
-	Bridge  *bridge
+	Env    *testenv.Env
+	World  *fakeaws.World
+	AWSURL string
+	Fleets *fleetLog
+	Bridge *bridge
+	// Faults throttles a share of EC2 calls and runs hooks around chosen
+	// actions (crash_test.go).
+	Faults  *awsFaults
 	Catalog *catalog.Catalog
 
 	// Perms is the IAM policy the simulated AWS enforces and its refusals.
@@ -86,7 +89,7 @@ func runLab(m *testing.M) int {
 }
 
 func startLab(ctx context.Context) (*Lab, error) {
-	l := &Lab{ctx: ctx, Fleets: &fleetLog{}}
+	l := &Lab{ctx: ctx, Fleets: &fleetLog{}, Faults: newAWSFaults(7)}
 	kwok, err := kwokPath()
 	if err != nil {
 		return nil, err
@@ -147,7 +150,7 @@ leaderElection:
 	if l.Perms, err = enforcePolicy(awsSrv); err != nil {
 		return l, err
 	}
-	srv := httptest.NewServer(l.Fleets.wrap(awsSrv))
+	srv := httptest.NewServer(l.Faults.wrap(l.Fleets.wrap(awsSrv)))
 	go func() { <-ctx.Done(); srv.Close() }()
 	l.AWSURL = srv.URL
 	l.Bridge = newBridge(ctx, env.Client, l.Catalog)
@@ -197,35 +200,46 @@ type controllerProc struct {
 }
 
 func (l *Lab) startController() error {
-	logf, err := os.CreateTemp(l.Env.Dir, "controller-*.log")
+	p, err := l.spawnController()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(l.binary,
-		"--kubeconfig="+l.kubeconfig,
-		"--cluster-name="+labCluster,
+	l.controller = p
+	return nil
+}
+
+// spawnController starts one more controller process; extra flags come last
+// and so override the lab's (the last occurrence of a flag wins).
+func (l *Lab) spawnController(extra ...string) (*controllerProc, error) {
+	logf, err := os.CreateTemp(l.Env.Dir, "controller-*.log")
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--kubeconfig=" + l.kubeconfig,
+		"--cluster-name=" + labCluster,
 		"--cluster-endpoint=https://api.lab.invalid",
-		"--aws-region="+labRegion,
-		"--aws-endpoint="+l.AWSURL,
+		"--aws-region=" + labRegion,
+		"--aws-endpoint=" + l.AWSURL,
 		"--leader-elect=false",
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=0",
 		"--gc-interval=5s", "--gc-grace=10s",
 		"--registration-timeout=3m",
-	)
+	}
+	cmd := exec.Command(l.binary, append(args, extra...)...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=lab", "AWS_SECRET_ACCESS_KEY=lab", "AWS_EC2_METADATA_DISABLED=true")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return fmt.Errorf("starting the controller: %w", err)
+		return nil, fmt.Errorf("starting the controller: %w", err)
 	}
 	p := &controllerProc{cmd: cmd, log: logf.Name(), done: make(chan struct{})}
 	l.logs = append(l.logs, logf.Name())
 	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
-	l.controller = p
 	go l.watchRSS(p)
-	return nil
+	return p, nil
 }
 
 // watchRSS samples the process's high-water mark until it exits.

@@ -1,0 +1,258 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// leaseKey is the controller's leader election Lease (cmd/controller/main.go).
+var leaseKey = client.ObjectKey{Namespace: chartNamespace, Name: "nodesmith-controller"}
+
+func leaseHolder() (string, time.Duration) {
+	var l coordinationv1.Lease
+	if err := kube().Get(ctx(), leaseKey, &l); err != nil {
+		return "", 0
+	}
+	holder, d := "", time.Duration(0)
+	if l.Spec.HolderIdentity != nil {
+		holder = *l.Spec.HolderIdentity
+	}
+	if l.Spec.LeaseDurationSeconds != nil {
+		d = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	}
+	return holder, d
+}
+
+// failoverAndThrottling runs two replicas with leader election and kills the
+// leader mid-scale-up, then scales up with 30 % of the EC2 calls throttled.
+// The lab's single controller (no leader election) is back at the end.
+func failoverAndThrottling(t *testing.T) {
+	var rows []crashRow
+	defer func() { logCrashTable(t, "leader failover and AWS throttling", rows) }()
+	w := watchFleet()
+	defer w.stop()
+	leaderFlags := []string{"--leader-elect=true", "--leader-election-namespace=" + chartNamespace}
+	// Whatever happens, the lab's single controller is back at the end.
+	var procs []*controllerProc
+	defer func() {
+		lab.Faults.setThrottle(0)
+		for _, p := range procs {
+			p.stop()
+		}
+		if err := lab.startController(); err != nil {
+			t.Error(err)
+		}
+	}()
+
+	// Failover.
+	lab.controller.stop()
+	first, err := lab.spawnController(leaderFlags...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs = append(procs, first)
+	lab.controller = first
+	var holder string
+	var leaseDuration time.Duration
+	waitFor(t, time.Minute, "the first replica to take the lease", func() error {
+		if holder, leaseDuration = leaseHolder(); holder == "" {
+			return fmt.Errorf("lease %s not held", leaseKey)
+		}
+		return nil
+	})
+	// Started once the first leads, so the first is the leader.
+	second, err := lab.spawnController(leaderFlags...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs = append(procs, second)
+	const app = "crash-failover"
+	start := time.Now()
+	if err := kube().Create(ctx(), deployment(app, "spot", 100, "500m", "128Mi")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Minute, "the leader's first launch", func() error {
+		if len(lab.Fleets.since(start)) == 0 {
+			return fmt.Errorf("no CreateFleet yet")
+		}
+		return nil
+	})
+	running, _, _ := podsOf(t, app)
+	first.kill()
+	killedAt := time.Now()
+	lab.controller = second
+	var takeover time.Duration
+	waitFor(t, 2*time.Minute, "the second replica to take the lease", func() error {
+		h, _ := leaseHolder()
+		if h == holder || h == "" {
+			return fmt.Errorf("lease still held by %q", h)
+		}
+		takeover = time.Since(killedAt)
+		return nil
+	})
+	takenAt := time.Now()
+	// Nobody launches while nobody leads: the standby waits for the lease.
+	for _, f := range lab.Fleets.since(killedAt) {
+		if f.At.Before(takenAt.Add(-time.Second)) {
+			t.Errorf("a CreateFleet at +%s after the leader was killed, before the standby took the lease at +%s",
+				f.At.Sub(killedAt).Round(100*time.Millisecond), takeover.Round(100*time.Millisecond))
+		}
+	}
+	// The standby waits for the killed leader's lease to expire, then
+	// retries every 2 s: within the lease duration of the last renewal. The
+	// bound allows twice that for a loaded machine.
+	if takeover > 2*leaseDuration {
+		t.Errorf("the standby took the lease %s after the leader died; the lease lasts %s", takeover, leaseDuration)
+	}
+	settle(t, spotPool, map[string]int{app: 100})
+	d, detail := w.duplicates()
+	if d > 0 {
+		t.Errorf("leader failover: %d claims with two live instances: %s", d, detail)
+	}
+	rows = append(rows, crashRow{scenario: "leader killed mid-scale-up (100 pods)", kills: 1, recovered: time.Since(killedAt),
+		dups: d, orphans: w.orphans(start), leaks: leaks(t),
+		note: fmt.Sprintf("%d pods running at the kill; standby leads %s after it (lease %s)", running, takeover.Round(100*time.Millisecond), leaseDuration)})
+	if err := kube().Delete(ctx(), deployment(app, "spot", 0, "500m", "128Mi")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Minute, "spot pool drained after the failover", drained(t, spotPool))
+	second.stop()
+	first.stop()
+
+	// Throttling: a single controller whose metrics the lab can read.
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	throttled, err := lab.spawnController("--metrics-bind-address=127.0.0.1:" + strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs = append(procs, throttled)
+	lab.controller = throttled
+	const share = 0.3
+	lab.Faults.setThrottle(share)
+	const tapp = "crash-throttled"
+	start = time.Now()
+	dupsBefore, _ := w.duplicates()
+	// The first CreateFleet is throttled twice whatever the dice say (the
+	// fake's own injector), so a launch's retry is always exercised.
+	lab.World.InjectThrottle("CreateFleet", 2)
+	// Ten pods more every 2 s: ten batches, so ten launches or more face the
+	// throttle, not the one or two a single batch of 100 pods needs.
+	if err := kube().Create(ctx(), deployment(tapp, "spot", 10, "500m", "128Mi")); err != nil {
+		t.Fatal(err)
+	}
+	for n := int32(20); n <= 100; n += 10 {
+		time.Sleep(2 * time.Second)
+		scale(t, tapp, n)
+	}
+	// Every claim seen, and whether it had an instance: a claim that goes
+	// away without one was given up because AWS said no.
+	seen := map[string]bool{}
+	waitFor(t, 5*time.Minute, "100 pods running under 30 % throttling", func() error {
+		now := map[string]bool{}
+		for _, c := range claimsOf(t, spotPool) {
+			now[c.Name] = true
+			seen[c.Name] = seen[c.Name] || c.Status.ProviderID != ""
+		}
+		for name := range seen {
+			if !now[name] && !seen[name] {
+				return fmt.Errorf("stop: nodeclaim %s was deleted before it launched", name)
+			}
+		}
+		return allRunning(t, tapp, 100)()
+	})
+	var lost []string
+	current := map[string]bool{}
+	for _, c := range claimsOf(t, spotPool) {
+		current[c.Name] = true
+	}
+	for name, launched := range seen {
+		if !current[name] && !launched {
+			lost = append(lost, name)
+		}
+	}
+	if len(lost) > 0 {
+		t.Errorf("nodeclaims deleted before they launched while AWS throttled: %v", lost)
+	}
+	calls, n, by := lab.Faults.counts()
+	retries, metricsErr := scrapeRetries(port)
+	lab.Faults.setThrottle(0)
+	settle(t, spotPool, map[string]int{tapp: 100})
+	d, detail = w.duplicates()
+	if d > dupsBefore {
+		t.Errorf("throttling: %d claims with two live instances: %s", d-dupsBefore, detail)
+	}
+	var byAction []string
+	for a, c := range by {
+		byAction = append(byAction, fmt.Sprintf("%s %d", a, c))
+	}
+	sort.Strings(byAction)
+	retryNote := fmt.Sprintf("controller metric nodesmith_cloud_api_retries_total: %v", retries)
+	if metricsErr != nil {
+		retryNote = "controller metrics unreachable: " + metricsErr.Error()
+		t.Errorf("reading the controller's retry count: %v", metricsErr)
+	} else if retries == 0 {
+		t.Errorf("the controller counted no retry although %d EC2 calls were throttled", n)
+	}
+	t.Logf("30 %% throttling: %d EC2 calls, %d answered RequestLimitExceeded (%s); %s; %d nodeclaims, none deleted before launch; all 100 pods Running %s after the Deployment",
+		calls, n, strings.Join(byAction, ", "), retryNote, len(seen), time.Since(start).Round(100*time.Millisecond))
+	rows = append(rows, crashRow{scenario: "100 pods, 30 % of EC2 calls throttled", recovered: 0,
+		dups: d - dupsBefore, orphans: w.orphans(start), leaks: leaks(t),
+		note: fmt.Sprintf("%d of %d EC2 calls throttled, %v SDK retries, %d claims lost", n, calls, retries, len(lost))})
+	if err := kube().Delete(ctx(), deployment(tapp, "spot", 0, "500m", "128Mi")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Minute, "spot pool drained after throttling", drained(t, spotPool))
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// scrapeRetries sums the controller's nodesmith_cloud_api_retries_total.
+func scrapeRetries(port int) (float64, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	total, found := 0.0, false
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "nodesmith_cloud_api_retries_total") {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing %q: %w", line, err)
+		}
+		total, found = total+v, true
+	}
+	if !found {
+		return 0, fmt.Errorf("no nodesmith_cloud_api_retries_total series")
+	}
+	return total, sc.Err()
+}
