@@ -18,11 +18,14 @@ import (
 // leaseKey is the controller's leader election Lease (cmd/controller/main.go).
 var leaseKey = client.ObjectKey{Namespace: chartNamespace, Name: "nodesmith-controller"}
 
-func leaseHolder() (string, time.Duration) {
+func lease() coordinationv1.Lease {
 	var l coordinationv1.Lease
-	if err := kube().Get(ctx(), leaseKey, &l); err != nil {
-		return "", 0
-	}
+	_ = kube().Get(ctx(), leaseKey, &l)
+	return l
+}
+
+func leaseHolder() (string, time.Duration) {
+	l := lease()
 	holder, d := "", time.Duration(0)
 	if l.Spec.HolderIdentity != nil {
 		holder = *l.Spec.HolderIdentity
@@ -90,14 +93,18 @@ func failoverAndThrottling(t *testing.T) {
 	running, _, _ := podsOf(t, app)
 	first.kill()
 	killedAt := time.Now()
+	lastRenew := lease().Spec.RenewTime // the dead leader's last renewal
 	lab.controller = second
-	var takeover time.Duration
+	var takeover, sinceRenew time.Duration
 	waitFor(t, 2*time.Minute, "the second replica to take the lease", func() error {
-		h, _ := leaseHolder()
-		if h == holder || h == "" {
-			return fmt.Errorf("lease still held by %q", h)
+		l := lease()
+		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == holder || *l.Spec.HolderIdentity == "" {
+			return fmt.Errorf("lease still held by %q", holder)
 		}
 		takeover = time.Since(killedAt)
+		if lastRenew != nil && l.Spec.AcquireTime != nil {
+			sinceRenew = l.Spec.AcquireTime.Sub(lastRenew.Time)
+		}
 		return nil
 	})
 	takenAt := time.Now()
@@ -121,11 +128,8 @@ func failoverAndThrottling(t *testing.T) {
 	}
 	rows = append(rows, crashRow{scenario: "leader killed mid-scale-up (100 pods)", kills: 1, recovered: time.Since(killedAt),
 		dups: d, orphans: w.orphans(start), leaks: leaks(t),
-		note: fmt.Sprintf("%d pods running at the kill; standby leads %s after it (lease %s)", running, takeover.Round(100*time.Millisecond), leaseDuration)})
-	if err := kube().Delete(ctx(), deployment(app, "spot", 0, "500m", "128Mi")); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 5*time.Minute, "spot pool drained after the failover", drained(t, spotPool))
+		note: fmt.Sprintf("%d pods running at the kill; standby leads %s after it, %s after the last renewal (lease %s)", running, takeover.Round(100*time.Millisecond), sinceRenew.Round(100*time.Millisecond), leaseDuration)})
+	cleanUp(t, app)
 	second.stop()
 	first.stop()
 
@@ -211,10 +215,7 @@ func failoverAndThrottling(t *testing.T) {
 	rows = append(rows, crashRow{scenario: "100 pods, 30 % of EC2 calls throttled", recovered: 0,
 		dups: d - dupsBefore, orphans: w.orphans(start), leaks: leaks(t),
 		note: fmt.Sprintf("%d of %d EC2 calls throttled, %v SDK retries, %d claims lost", n, calls, retries, len(lost))})
-	if err := kube().Delete(ctx(), deployment(tapp, "spot", 0, "500m", "128Mi")); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 5*time.Minute, "spot pool drained after throttling", drained(t, spotPool))
+	cleanUp(t, tapp)
 }
 
 func freePort() (int, error) {
