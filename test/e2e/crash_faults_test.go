@@ -157,9 +157,9 @@ func failoverAndThrottling(t *testing.T) {
 	if err := kube().Create(ctx(), deployment(tapp, "spot", 10, "500m", "128Mi")); err != nil {
 		t.Fatal(err)
 	}
-	for n := int32(20); n <= 100; n += 10 {
+	for n := 20; n <= 100; n += 10 {
 		time.Sleep(2 * time.Second)
-		scale(t, tapp, n)
+		resize(t, tapp, n)
 	}
 	// Every claim seen, and whether it had an instance: a claim that goes
 	// away without one was given up because AWS said no.

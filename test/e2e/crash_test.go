@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
@@ -290,7 +291,7 @@ func crashMatrix(t *testing.T) {
 	launches := []struct {
 		name   string
 		arm    func() <-chan time.Time
-		target int32
+		target int
 	}{
 		{"launch: before CreateFleet", func() <-chan time.Time { return armKill("CreateFleet", false) }, 4},
 		{"launch: inside CreateFleet (answer lost)", func() <-chan time.Time {
@@ -306,10 +307,10 @@ func crashMatrix(t *testing.T) {
 	for _, l := range launches {
 		since := time.Now()
 		killed := l.arm()
-		scale(t, app, l.target)
+		resize(t, app, l.target)
 		at := awaitKill(t, killed, l.name)
 		lab.Bridge.setOnLaunch(nil)
-		settle(t, spotPool, map[string]int{app: int(l.target)})
+		settle(t, spotPool, map[string]int{app: l.target})
 		row(l.name, since, at, 1, "")
 	}
 
@@ -364,7 +365,7 @@ func crashMatrix(t *testing.T) {
 		}
 		row("drain: instance terminated, finalizer not removed", since, at, 1, "")
 	}
-	scale(t, app, 0)
+	resize(t, app, 0)
 
 	// Random instants of a 300-pod scale-up: kill, restart at once, and
 	// kill again 0.5 to 3 s later. The lab runs 300 pods in ~15 s without
@@ -380,7 +381,7 @@ func crashMatrix(t *testing.T) {
 	var kills []time.Time
 	var progress []string
 	for i := 0; i < randomKills; i++ {
-		scale(t, burst, min(300, 40+20*int32(i)))
+		resize(t, burst, min(300, 40+20*i))
 		time.Sleep(500*time.Millisecond + time.Duration(rng.Int63n(int64(2500*time.Millisecond))))
 		running, _, _ := podsOf(t, burst)
 		lab.controller.kill()
@@ -441,6 +442,18 @@ func cleanUp(t *testing.T, apps ...string) {
 	}
 	waitFor(t, 5*time.Minute, "spot pool drained", drained(t, spotPool))
 	t.Logf("clean-up of %s: %s", strings.Join(apps, ", "), time.Since(start).Round(100*time.Millisecond))
+}
+
+// resize sets a Deployment's replicas with a merge patch: the Deployment
+// controller writes its status all through a scale-up, and a read-modify-
+// write (scale) would conflict with it.
+func resize(t *testing.T, name string, replicas int) {
+	t.Helper()
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)))
+	if err := kube().Patch(ctx(), d, patch); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func offsets(since time.Time, ts []time.Time) string {
