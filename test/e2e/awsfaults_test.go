@@ -24,25 +24,28 @@ type awsFaults struct {
 	mu    sync.Mutex
 	rng   *rand.Rand
 	share float64
+	// errShare of the calls not throttled answer HTTP 500 InternalError.
+	errShare float64
 	// hook runs before (after=false) and after (after=true) an EC2 call is
 	// served; before, returning true drops the call (the connection is cut,
 	// as when the caller died).
 	hook func(action string, after bool) (drop bool)
 
-	calls, throttled int
-	throttledBy      map[string]int
+	calls, throttled, failed int
+	throttledBy              map[string]int
 }
 
 func newAWSFaults(seed int64) *awsFaults {
 	return &awsFaults{rng: rand.New(rand.NewSource(seed)), throttledBy: map[string]int{}}
 }
 
-// setThrottle makes share (0 to 1) of the EC2 calls from now on fail with
-// RequestLimitExceeded, and resets the counters.
-func (f *awsFaults) setThrottle(share float64) {
+// setFaults makes share (0 to 1) of the EC2 calls from now on fail with
+// RequestLimitExceeded and errShare of the others with InternalError, and
+// resets the counters.
+func (f *awsFaults) setFaults(share, errShare float64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.share, f.calls, f.throttled = share, 0, 0
+	f.share, f.errShare, f.calls, f.throttled, f.failed = share, errShare, 0, 0, 0
 	f.throttledBy = map[string]int{}
 }
 
@@ -52,15 +55,16 @@ func (f *awsFaults) setHook(h func(action string, after bool) bool) {
 	f.mu.Unlock()
 }
 
-// counts are the EC2 calls seen and those throttled since setThrottle.
-func (f *awsFaults) counts() (calls, throttled int, by map[string]int) {
+// counts are the EC2 calls seen, those throttled and those answered 500
+// since setFaults.
+func (f *awsFaults) counts() (calls, throttled, failed int, by map[string]int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	by = map[string]int{}
 	for k, v := range f.throttledBy {
 		by[k] = v
 	}
-	return f.calls, f.throttled, by
+	return f.calls, f.throttled, f.failed, by
 }
 
 func (f *awsFaults) wrap(next http.Handler) http.Handler {
@@ -88,14 +92,25 @@ func (f *awsFaults) wrap(next http.Handler) http.Handler {
 			f.throttled++
 			f.throttledBy[action]++
 		}
-		n := f.throttled
+		fail := !throttle && f.errShare > 0 && f.rng.Float64() < f.errShare
+		if fail {
+			f.failed++
+		}
+		n := f.throttled + f.failed
 		hook := f.hook
 		f.mu.Unlock()
+		if fail {
+			w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
+<Response><Errors><Error><Code>InternalError</Code><Message>An internal error has occurred.</Message></Error></Errors><RequestID>lab-fault-%d</RequestID></Response>`, n)
+			return
+		}
 		if throttle {
 			w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
-<Response><Errors><Error><Code>RequestLimitExceeded</Code><Message>Request limit exceeded.</Message></Error></Errors><RequestID>lab-throttle-%d</RequestID></Response>`, n)
+<Response><Errors><Error><Code>RequestLimitExceeded</Code><Message>Request limit exceeded.</Message></Error></Errors><RequestID>lab-fault-%d</RequestID></Response>`, n)
 			return
 		}
 		if hook != nil && hook(action, false) {

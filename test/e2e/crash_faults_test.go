@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"sort"
@@ -11,6 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/smithy-go"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -48,7 +56,8 @@ func failoverAndThrottling(t *testing.T) {
 	// Whatever happens, the lab's single controller is back at the end.
 	var procs []*controllerProc
 	defer func() {
-		lab.Faults.setThrottle(0)
+		lab.Faults.setFaults(0, 0)
+		lab.World.SetLatency(0)
 		for _, p := range procs {
 			p.stop()
 		}
@@ -144,8 +153,13 @@ func failoverAndThrottling(t *testing.T) {
 	}
 	procs = append(procs, throttled)
 	lab.controller = throttled
-	const share = 0.3
-	lab.Faults.setThrottle(share)
+	// 30 % of EC2 calls throttled, 5 % of the rest answered 500, every
+	// answer 20 ms late.
+	const share, errShare = 0.3, 0.05
+	lab.Faults.setFaults(share, errShare)
+	lab.World.SetLatency(20 * time.Millisecond)
+	checkFaultsOnTheWire(t, share, errShare)
+	lab.Faults.setFaults(share, errShare) // count the controller's calls only
 	const tapp = "crash-throttled"
 	start = time.Now()
 	dupsBefore, _ := w.duplicates()
@@ -165,15 +179,8 @@ func failoverAndThrottling(t *testing.T) {
 	// away without one was given up because AWS said no.
 	seen := map[string]bool{}
 	waitFor(t, 5*time.Minute, "100 pods running under 30 % throttling", func() error {
-		now := map[string]bool{}
 		for _, c := range claimsOf(t, spotPool) {
-			now[c.Name] = true
 			seen[c.Name] = seen[c.Name] || c.Status.ProviderID != ""
-		}
-		for name := range seen {
-			if !now[name] && !seen[name] {
-				return fmt.Errorf("stop: nodeclaim %s was deleted before it launched", name)
-			}
 		}
 		return allRunning(t, tapp, 100)()
 	})
@@ -190,9 +197,10 @@ func failoverAndThrottling(t *testing.T) {
 	if len(lost) > 0 {
 		t.Errorf("nodeclaims deleted before they launched while AWS throttled: %v", lost)
 	}
-	calls, n, by := lab.Faults.counts()
-	retries, metricsErr := scrapeRetries(port)
-	lab.Faults.setThrottle(0)
+	calls, n, failed, by := lab.Faults.counts()
+	retries, retrySeries, metricsErr := scrapeRetries(port)
+	lab.Faults.setFaults(0, 0)
+	lab.World.SetLatency(0)
 	settle(t, spotPool, map[string]int{tapp: 100})
 	d, detail = w.duplicates()
 	if d > dupsBefore {
@@ -203,19 +211,63 @@ func failoverAndThrottling(t *testing.T) {
 		byAction = append(byAction, fmt.Sprintf("%s %d", a, c))
 	}
 	sort.Strings(byAction)
-	retryNote := fmt.Sprintf("controller metric nodesmith_cloud_api_retries_total: %v", retries)
+	retryNote := fmt.Sprintf("controller metric nodesmith_cloud_api_retries_total: %v (%s)", retries, retrySeries)
 	if metricsErr != nil {
 		retryNote = "controller metrics unreachable: " + metricsErr.Error()
 		t.Errorf("reading the controller's retry count: %v", metricsErr)
 	} else if retries == 0 {
 		t.Errorf("the controller counted no retry although %d EC2 calls were throttled", n)
 	}
-	t.Logf("30 %% throttling: %d EC2 calls, %d answered RequestLimitExceeded (%s); %s; %d nodeclaims, none deleted before launch; all 100 pods Running %s after the Deployment",
-		calls, n, strings.Join(byAction, ", "), retryNote, len(seen), time.Since(start).Round(100*time.Millisecond))
-	rows = append(rows, crashRow{scenario: "100 pods, 30 % of EC2 calls throttled", recovered: 0,
+	t.Logf("30 %% throttling, 5 %% errors, 20 ms latency: %d EC2 calls, %d answered RequestLimitExceeded (%s), %d InternalError, 2 more CreateFleet throttled by the fake; %s; %d nodeclaims, %d deleted before launch; all 100 pods Running %s after the Deployment",
+		calls, n, strings.Join(byAction, ", "), failed, retryNote, len(seen), len(lost), time.Since(start).Round(100*time.Millisecond))
+	rows = append(rows, crashRow{scenario: "100 pods, 30 % EC2 throttled, 5 % 500s", recovered: 0,
 		dups: d - dupsBefore, orphans: w.orphans(start), leaks: leaks(t),
-		note: fmt.Sprintf("%d of %d EC2 calls throttled, %v SDK retries, %d claims lost", n, calls, retries, len(lost))})
+		note: fmt.Sprintf("%d+%d of %d EC2 calls failed, %v SDK retries, %d claims lost", n, failed, calls, retries, len(lost))})
 	cleanUp(t, tapp)
+}
+
+// checkFaultsOnTheWire reads the injector's answers with the AWS SDK (no
+// retries): the throttles must parse as RequestLimitExceeded on HTTP 503
+// and be what the SDK's retryer classes as throttling, the errors as a
+// retryable InternalError, each in about its share of 300 calls (binomial:
+// the bounds are four standard deviations out).
+func checkFaultsOnTheWire(t *testing.T, share, errShare float64) {
+	t.Helper()
+	c := ec2.NewFromConfig(aws.Config{Region: labRegion,
+		Credentials: credentials.NewStaticCredentialsProvider("lab", "lab", ""),
+		Retryer:     func() aws.Retryer { return aws.NopRetryer{} }},
+		func(o *ec2.Options) { o.BaseEndpoint = aws.String(lab.AWSURL) })
+	const calls = 300
+	throttles, errs := 0, 0
+	for range calls {
+		_, err := c.DescribeInstances(ctx(), &ec2.DescribeInstancesInput{MaxResults: aws.Int32(5)})
+		if err == nil {
+			continue
+		}
+		var ae smithy.APIError
+		var re *awshttp.ResponseError
+		if !errors.As(err, &ae) || !errors.As(err, &re) {
+			t.Fatalf("an injected fault the SDK cannot read: %v", err)
+		}
+		switch {
+		case ae.ErrorCode() == "RequestLimitExceeded" && re.HTTPStatusCode() == http.StatusServiceUnavailable &&
+			retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err) == aws.TrueTernary:
+			throttles++
+		case ae.ErrorCode() == "InternalError" && re.HTTPStatusCode() == http.StatusInternalServerError &&
+			retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary:
+			errs++
+		default:
+			t.Fatalf("unexpected answer through the fault injector: %v", err)
+		}
+	}
+	within := func(n int, p float64) bool {
+		mean, sd := calls*p, math.Sqrt(calls*p*(1-p))
+		return math.Abs(float64(n)-mean) <= 4*sd
+	}
+	if !within(throttles, share) || !within(errs, (1-share)*errShare) {
+		t.Errorf("%d throttles and %d errors in %d calls; want shares %.2f and %.3f", throttles, errs, calls, share, (1-share)*errShare)
+	}
+	t.Logf("fault injector read by the AWS SDK: %d of %d calls RequestLimitExceeded (HTTP 503, a throttle to the retryer), %d InternalError (HTTP 500, retryable)", throttles, calls, errs)
 }
 
 func freePort() (int, error) {
@@ -227,17 +279,19 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// scrapeRetries sums the controller's nodesmith_cloud_api_retries_total.
-func scrapeRetries(port int) (float64, error) {
+// scrapeRetries sums the controller's nodesmith_cloud_api_retries_total
+// and lists its non-zero series.
+func scrapeRetries(port int) (float64, string, error) {
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+		return 0, "", fmt.Errorf("GET /metrics: %s", resp.Status)
 	}
 	total, found := 0.0, false
+	var series []string
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -248,12 +302,15 @@ func scrapeRetries(port int) (float64, error) {
 		f := strings.Fields(line)
 		v, err := strconv.ParseFloat(f[len(f)-1], 64)
 		if err != nil {
-			return 0, fmt.Errorf("parsing %q: %w", line, err)
+			return 0, "", fmt.Errorf("parsing %q: %w", line, err)
 		}
 		total, found = total+v, true
+		if v > 0 {
+			series = append(series, strings.TrimPrefix(line, "nodesmith_cloud_api_retries_total"))
+		}
 	}
 	if !found {
-		return 0, fmt.Errorf("no nodesmith_cloud_api_retries_total series")
+		return 0, "", fmt.Errorf("no nodesmith_cloud_api_retries_total series")
 	}
-	return total, sc.Err()
+	return total, strings.Join(series, " "), sc.Err()
 }
