@@ -249,7 +249,7 @@ func claimOnNodeWithPods(t *testing.T, app string) (nsv1.NodeClaim, int) {
 		perNode[p.Spec.NodeName]++
 	}
 	for _, c := range claimsOf(t, spotPool) {
-		if n := perNode[c.Status.NodeName]; n > 0 && c.DeletionTimestamp.IsZero() {
+		if n := perNode[c.Status.NodeName]; n > 0 && c.Status.NodeName != "" && c.DeletionTimestamp.IsZero() {
 			return c, n
 		}
 	}
