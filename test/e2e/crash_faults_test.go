@@ -64,6 +64,9 @@ func failoverAndThrottling(t *testing.T) {
 		if err := lab.startController(); err != nil {
 			t.Error(err)
 		}
+		if t.Failed() {
+			cleanUp(t, "crash-failover", "crash-throttled")
+		}
 	}()
 
 	// Failover.

@@ -237,6 +237,17 @@ func awaitKill(t *testing.T, killed <-chan time.Time, what string) time.Time {
 	return time.Time{}
 }
 
+// ensureController starts the lab's controller if it is not running.
+func ensureController(t *testing.T) {
+	select {
+	case <-lab.controller.done:
+		if err := lab.startController(); err != nil {
+			t.Error(err)
+		}
+	default:
+	}
+}
+
 // claimOnNodeWithPods picks a claim whose node runs pods of app.
 func claimOnNodeWithPods(t *testing.T, app string) (nsv1.NodeClaim, int) {
 	t.Helper()
@@ -280,7 +291,17 @@ func crashMatrix(t *testing.T) {
 			dups: d - dupsSoFar, orphans: w.orphans(since), leaks: l, note: note})
 		dupsSoFar = d
 	}
-	const app = "crash-matrix"
+	const app, burst = "crash-matrix", "crash-burst"
+	// A failed scenario must not leave the next steps without a controller,
+	// or with its pods and claims.
+	defer func() {
+		lab.Faults.setHook(nil)
+		lab.Bridge.setOnLaunch(nil)
+		if t.Failed() {
+			ensureController(t)
+			cleanUp(t, app, burst)
+		}
+	}()
 	if err := kube().Create(ctx(), deployment(app, "spot", 0, "1", "512Mi")); err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +392,6 @@ func crashMatrix(t *testing.T) {
 	// kill again 0.5 to 3 s later. The lab runs 300 pods in ~15 s without
 	// kills, so the Deployment grows by 20 pods before each kill (from 40 to
 	// 300 over the first 14) and every kill finds pods pending.
-	const burst = "crash-burst"
 	rng := rand.New(rand.NewSource(14))
 	since := time.Now()
 	if err := kube().Create(ctx(), deployment(burst, "spot", 20, "500m", "128Mi")); err != nil {
