@@ -38,6 +38,8 @@ func TestLab(t *testing.T) {
 		{"4_crash_between_create_fleet_and_status", crashMidLaunch},
 		{"5_pdb_blocks_drain_until_relaxed", pdbBlocksDrain},
 		{"6_differential_lab_versus_simulator", differential},
+		{"7a_crash_matrix", crashMatrix},
+		{"7b_leader_failover_and_aws_throttling", failoverAndThrottling},
 		{"8_chart_rbac_and_terraform_policy_held", checkPermissions},
 		{"9_each_permission_is_needed", permissionsAreNeeded},
 		{"10_spot_interruption_wave_with_sqs_workers", interruptionWave},

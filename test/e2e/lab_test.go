@@ -50,11 +50,14 @@ var lab *Lab
 
 // Lab is the running end-to-end environment.
 type Lab struct {
-	Env     *testenv.Env
-	World   *fakeaws.World
-	AWSURL  string
-	Fleets  *fleetLog
-	Bridge  *bridge
+	Env    *testenv.Env
+	World  *fakeaws.World
+	AWSURL string
+	Fleets *fleetLog
+	Bridge *bridge
+	// Faults throttles a share of EC2 calls and runs hooks around chosen
+	// actions (crash_test.go).
+	Faults  *awsFaults
 	Catalog *catalog.Catalog
 
 	// Perms is the IAM policy the simulated AWS enforces and its refusals.
@@ -104,7 +107,7 @@ func runLab(m *testing.M) int {
 }
 
 func startLab(ctx context.Context) (*Lab, error) {
-	l := &Lab{ctx: ctx, Fleets: &fleetLog{}}
+	l := &Lab{ctx: ctx, Fleets: &fleetLog{}, Faults: newAWSFaults(7)}
 	kwok, err := kwokPath()
 	if err != nil {
 		return nil, err
@@ -166,7 +169,7 @@ leaderElection:
 	if l.Perms, err = enforcePolicy(awsSrv); err != nil {
 		return l, err
 	}
-	srv := httptest.NewServer(l.Fleets.wrap(awsSrv))
+	srv := httptest.NewServer(l.Faults.wrap(l.Fleets.wrap(awsSrv)))
 	go func() { <-ctx.Done(); srv.Close() }()
 	l.AWSURL = srv.URL
 	l.Bridge = newBridge(ctx, env.Client, l.Catalog)
@@ -222,16 +225,27 @@ type controllerProc struct {
 	done chan struct{}
 }
 
-// startController starts the controller binary with the lab's flags; extra
-// flags come after them, so a repeated flag overrides the lab's value.
+// startController starts the lab's controller process with the lab's
+// flags; extra flags come after them, so a repeated flag overrides the
+// lab's value.
 func (l *Lab) startController(extra ...string) error {
-	logf, err := os.CreateTemp(l.Env.Dir, "controller-*.log")
+	p, err := l.spawnController(extra...)
 	if err != nil {
 		return err
 	}
-	// The chart's command line, then what differs for a process on the
-	// test machine (later flags win): the kubeconfig, the simulated AWS, no
-	// listeners, one replica, and faster garbage collection for CI time.
+	l.controller = p
+	return nil
+}
+
+// spawnController starts one more controller process: the chart's command
+// line, then what differs for a process on the test machine (the
+// kubeconfig, the simulated AWS, no listeners, one replica, faster garbage
+// collection for CI time), then extra (the last occurrence of a flag wins).
+func (l *Lab) spawnController(extra ...string) (*controllerProc, error) {
+	logf, err := os.CreateTemp(l.Env.Dir, "controller-*.log")
+	if err != nil {
+		return nil, err
+	}
 	args := append(append([]string(nil), l.chartArgs...),
 		"--kubeconfig="+l.kubeconfig,
 		"--aws-region="+labRegion,
@@ -248,14 +262,13 @@ func (l *Lab) startController(extra ...string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return fmt.Errorf("starting the controller: %w", err)
+		return nil, fmt.Errorf("starting the controller: %w", err)
 	}
 	p := &controllerProc{cmd: cmd, log: logf.Name(), done: make(chan struct{})}
 	l.logs = append(l.logs, logf.Name())
 	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
-	l.controller = p
 	go l.watchRSS(p)
-	return nil
+	return p, nil
 }
 
 // watchRSS samples the process's high-water mark until it exits.
