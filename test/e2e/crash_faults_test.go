@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math"
@@ -272,35 +271,21 @@ func checkFaultsOnTheWire(t *testing.T, share, errShare float64) {
 // scrapeRetries sums the controller's nodesmith_cloud_api_retries_total
 // and lists its non-zero series.
 func scrapeRetries(port int) (float64, string, error) {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	page, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
 		return 0, "", err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, "", fmt.Errorf("GET /metrics: %s", resp.Status)
+	samples, err := metricSamples(page, "nodesmith_cloud_api_retries_total")
+	if err != nil {
+		return 0, "", err
 	}
-	total, found := 0.0, false
+	total := 0.0
 	var series []string
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "nodesmith_cloud_api_retries_total") {
-			continue
-		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			return 0, "", fmt.Errorf("parsing %q: %w", line, err)
-		}
-		total, found = total+v, true
-		if v > 0 {
-			series = append(series, strings.TrimPrefix(line, "nodesmith_cloud_api_retries_total"))
+	for _, sm := range samples {
+		total += sm.value
+		if sm.value > 0 {
+			series = append(series, sm.labels+" "+strconv.FormatFloat(sm.value, 'g', -1, 64))
 		}
 	}
-	if !found {
-		return 0, "", fmt.Errorf("no nodesmith_cloud_api_retries_total series")
-	}
-	return total, strings.Join(series, " "), sc.Err()
+	return total, strings.Join(series, " "), nil
 }

@@ -58,7 +58,23 @@ func planMatchesCostMetrics(t *testing.T) {
 
 // sumMetric adds up every sample of a metric family in a Prometheus text page.
 func sumMetric(page, name string) (float64, error) {
-	total, seen := 0.0, false
+	samples, err := metricSamples(page, name)
+	total := 0.0
+	for _, sm := range samples {
+		total += sm.value
+	}
+	return total, err
+}
+
+type metricSample struct {
+	labels string // "{k=\"v\",...}", or empty
+	value  float64
+}
+
+// metricSamples reads every sample of a metric family from a Prometheus
+// text page; a family with no sample is an error (not exported yet).
+func metricSamples(page, name string) ([]metricSample, error) {
+	var out []metricSample
 	for _, line := range strings.Split(page, "\n") {
 		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
 			continue
@@ -66,12 +82,12 @@ func sumMetric(page, name string) (float64, error) {
 		f := strings.Fields(line)
 		v, err := strconv.ParseFloat(f[len(f)-1], 64)
 		if err != nil {
-			return 0, fmt.Errorf("%q: %w", line, err)
+			return nil, fmt.Errorf("%q: %w", line, err)
 		}
-		total, seen = total+v, true
+		out = append(out, metricSample{labels: strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(line, name), f[len(f)-1])), value: v})
 	}
-	if !seen {
-		return 0, fmt.Errorf("no %s sample yet", name)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no %s sample yet", name)
 	}
-	return total, nil
+	return out, nil
 }

@@ -3,6 +3,7 @@ package iampolicy
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -95,5 +96,19 @@ func (p *Policy) Actions() []string {
 		out = append(out, a)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// Without returns a copy of p with action removed from every statement
+// (statements left with no action are dropped): the policy a test uses to
+// show that action is needed.
+func (p *Policy) Without(action string) *Policy {
+	out := &Policy{Version: p.Version}
+	for _, st := range p.Statement {
+		st.Action = slices.DeleteFunc(slices.Clone(st.Action), func(a string) bool { return a == action })
+		if len(st.Action) > 0 {
+			out.Statement = append(out.Statement, st)
+		}
+	}
 	return out
 }
