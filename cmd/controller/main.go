@@ -112,7 +112,7 @@ func run(ctx context.Context, o *Options) error {
 		return err
 	}
 	set, err := controllers.New(controllers.Config{
-		Kube: mgr.GetClient(), Cloud: provider, NodeClasses: provider, Clock: clk,
+		Kube: mgr.GetClient(), Shared: state.InformerLister{Cache: mgr.GetCache()}, Cloud: provider, NodeClasses: provider, Clock: clk,
 		Events: mgr.GetEventRecorder("nodesmith"), Metrics: m,
 		Options: controllers.Options{
 			BatchIdle: o.BatchIdle, BatchMax: o.BatchMax, NominationTTL: o.NominationTTL,

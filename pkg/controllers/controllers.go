@@ -39,6 +39,10 @@ import (
 type Config struct {
 	// Kube reads (from the informer cache in the controller) and writes.
 	Kube client.Client
+	// Shared, when set, lists the cache's own pods, nodes and NodeClaims
+	// for cluster snapshots without copying them (the controller's
+	// informers; the simulator's store).
+	Shared state.SharedLister
 	// Cloud launches and terminates instances; it is instrumented here.
 	Cloud cloudprovider.CloudProvider
 	// NodeClasses resolves EC2NodeClasses (the AWS provider).
@@ -121,6 +125,9 @@ func New(cfg Config) (*Set, error) {
 	m := cfg.Metrics
 	rec := nsevents.NewRecorder(cfg.Events, clk, 5*time.Minute)
 	cluster := state.NewCluster(kube, clk, o.NominationTTL)
+	if cfg.Shared != nil {
+		cluster.ListSharedFrom(cfg.Shared)
+	}
 
 	var prov *provisioner.Provisioner
 	replan := func(pods []types.UID) {

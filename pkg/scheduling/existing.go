@@ -50,7 +50,8 @@ func (s *solver) placeOnNodes(c *podClass, v *variant) {
 // a 10,000-node cluster's made this a seventh of a provisioning cycle.
 func (s *solver) placeByShape(c *podClass, v *variant, nodes []*nodeState) {
 	st := s.state[c]
-	h := make(shapeHeap, 0, len(nodes))
+	h := s.shapeBuf[:0]
+	defer func() { s.shapeBuf = h[:0] }()
 	for i, n := range nodes {
 		if !c.req.fits(n.free) {
 			continue

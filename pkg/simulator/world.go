@@ -192,7 +192,7 @@ func (s *Sim) setupKube() error {
 	}
 	claims := 0
 	set, err := controllers.New(controllers.Config{
-		Kube: s.kube, Cloud: s.provider, NodeClasses: s.provider, Clock: s.clock, Events: s.recorder,
+		Kube: s.kube, Shared: s.api, Cloud: s.provider, NodeClasses: s.provider, Clock: s.clock, Events: s.recorder,
 		Metrics:      m,
 		Interruption: intr,
 		Options: controllers.Options{

@@ -49,7 +49,8 @@ func newFixture(t *testing.T, pods int, cpu string) *fixture {
 		fake.InstanceType("m5.2xlarge", 8, 32, 0.384, "zone-a", "zone-b"),
 	), ns: "prov-" + id}
 	clk := clocktesting.NewFakeClock(time.Now())
-	cluster := state.NewCluster(h.Client, clk, time.Minute)
+	// As cmd/controller builds it: snapshots read the informers' stores.
+	cluster := state.NewCluster(h.Client, clk, time.Minute).ListSharedFrom(state.InformerLister{Cache: h.Mgr.GetCache()})
 	rec, _ := controllertest.Recorder(clk)
 	m := controllertest.Metrics()
 	launcher := nodeclaim.NewLauncher(h.Client, f.cloud, cluster, clk, rec, m, nil)

@@ -21,6 +21,9 @@ import (
 type Cluster struct {
 	c   client.Reader
 	clk clock.Clock
+	// shared, when set, lists the big kinds (pods, nodes, NodeClaims)
+	// without copying them; see SharedLister.
+	shared SharedLister
 	// nominationTTL is how long a nomination holds a pod back from new
 	// batches; past it the pod is planned again (the node may never come).
 	nominationTTL time.Duration
@@ -39,6 +42,13 @@ type nomination struct {
 func NewCluster(c client.Reader, clk clock.Clock, nominationTTL time.Duration) *Cluster {
 	return &Cluster{c: c, clk: clk, nominationTTL: nominationTTL,
 		nominations: map[types.UID]nomination{}, launching: map[string]struct{}{}}
+}
+
+// ListSharedFrom makes snapshots read pods, nodes and NodeClaims through l
+// (the cache's own objects) instead of copying them into typed lists.
+func (c *Cluster) ListSharedFrom(l SharedLister) *Cluster {
+	c.shared = l
+	return c
 }
 
 // Reader is the cached reader the view is built from.
@@ -134,20 +144,43 @@ type Snapshot = provisioning.Snapshot
 // own: callers must not mutate them (DeepCopy first).
 func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	var (
-		pods   corev1.PodList
-		nodes  corev1.NodeList
-		claims nsv1.NodeClaimList
+		pods   []*corev1.Pod
+		nodes  []*corev1.Node
+		claims []*nsv1.NodeClaim
 		pools  nsv1.NodePoolList
 		dss    appsv1.DaemonSetList
 		pdbs   policyv1.PodDisruptionBudgetList
 	)
-	for _, l := range []client.ObjectList{&pods, &nodes, &claims, &pools, &dss, &pdbs} {
+	if c.shared != nil {
+		var err error
+		if pods, err = listShared[corev1.Pod](ctx, c.shared); err != nil {
+			return nil, fmt.Errorf("listing pods for the cluster snapshot: %w", err)
+		}
+		if nodes, err = listShared[corev1.Node](ctx, c.shared); err != nil {
+			return nil, fmt.Errorf("listing nodes for the cluster snapshot: %w", err)
+		}
+		if claims, err = listShared[nsv1.NodeClaim](ctx, c.shared); err != nil {
+			return nil, fmt.Errorf("listing NodeClaims for the cluster snapshot: %w", err)
+		}
+	} else {
+		var (
+			pl corev1.PodList
+			nl corev1.NodeList
+			cl nsv1.NodeClaimList
+		)
+		for _, l := range []client.ObjectList{&pl, &nl, &cl} {
+			if err := c.c.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+				return nil, fmt.Errorf("listing %T for the cluster snapshot: %w", l, err)
+			}
+		}
+		pods, nodes, claims = ptrs(pl.Items), ptrs(nl.Items), ptrs(cl.Items)
+	}
+	for _, l := range []client.ObjectList{&pools, &dss, &pdbs} {
 		if err := c.c.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing %T for the cluster snapshot: %w", l, err)
 		}
 	}
-	return provisioning.NewSnapshot(ptrs(pods.Items), ptrs(nodes.Items), ptrs(claims.Items), ptrs(pools.Items),
-		ptrs(dss.Items), ptrs(pdbs.Items)), nil
+	return provisioning.NewSnapshot(pods, nodes, claims, ptrs(pools.Items), ptrs(dss.Items), ptrs(pdbs.Items)), nil
 }
 
 func ptrs[T any](items []T) []*T {

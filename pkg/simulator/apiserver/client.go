@@ -572,3 +572,27 @@ func setList(list client.ObjectList, items []runtime.Object) error {
 	}
 	return nil
 }
+
+// ListShared returns the stored objects of obj's kind, sorted by namespace
+// and name, without copying them — as the controller reads its informer
+// cache's store (state.SharedLister). Stored objects are replaced, never
+// changed in place, so a caller holding them sees a consistent object; it
+// must not modify them.
+func (s *Server) ListShared(_ context.Context, obj client.Object) ([]client.Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	gvk, err := s.gvkOf(obj)
+	if err != nil {
+		return nil, err
+	}
+	k := s.kinds[gvk]
+	if k == nil {
+		return nil, nil
+	}
+	keys := k.keys()
+	out := make([]client.Object, len(keys))
+	for i, key := range keys {
+		out[i] = k.objs[key]
+	}
+	return out, nil
+}
