@@ -130,6 +130,15 @@ func (q *Queue) mark(ctx context.Context, claim *nsv1.NodeClaim, node *corev1.No
 // terminated; the drain deletes the pods at once (termination timestamp now).
 func (q *Queue) deleteNow(ctx context.Context, claim *nsv1.NodeClaim, node *corev1.Node, n messages.Message, received time.Time) error {
 	cur := markOf(claim)
+	if !claim.DeletionTimestamp.IsZero() && !interruptedBy(cur) {
+		// Deleted before any interruption notice (consolidation, drift,
+		// expiry, a user): the termination controller keeps the claim until
+		// its instance is gone, so this is, almost always, that deletion's
+		// own terminate showing up on the queue — not an interruption to
+		// mark, count or announce. If AWS did end the instance mid-drain,
+		// the drain has nothing left to wait for: it is cut short.
+		return q.tightenTermination(ctx, claim, received)
+	}
 	next, changed := interruption.Merge(cur, interruption.Mark{Reason: interruption.Reason(n.Kind), Deadline: received})
 	if changed || claim.Annotations[nsv1.AnnotationDisruptionNoticed] == "" {
 		if err := q.annotate(ctx, claim, next.Deadline, received); err != nil {

@@ -160,6 +160,42 @@ func TestTerminatedDeletesClaimAndNode(t *testing.T) {
 	}
 }
 
+// TestOwnTerminationIsNotAnInterruption: a claim deleted by the
+// controller (consolidation, expiry…) keeps its finalizer until its
+// instance is gone, so the instance's own state-change notices reach the
+// queue while the claim still exists. They cut the drain short but are not
+// marked, counted or announced as interruptions.
+func TestOwnTerminationIsNotAnInterruption(t *testing.T) {
+	e := newEnv(t)
+	in := e.launchSpot()
+	f := e.claimFor(in, 1)
+	if err := h.Direct.Delete(e.ctx, f.claim); err != nil {
+		t.Fatal(err)
+	}
+	h.Cached(t, e.get(f.claim))
+	for _, state := range []string{"shutting-down", "terminated"} {
+		e.send(strings.NewReplacer("INSTANCE", in.ID, "STATE", state, "TIME", e.clk.Now().UTC().Format(time.RFC3339)).Replace(
+			`{"version":"0","id":"st-STATE","detail-type":"EC2 Instance State-change Notification","source":"aws.ec2","account":"123456789012","time":"TIME","region":"us-east-1","resources":["arn:aws:ec2:us-east-1:123456789012:instance/INSTANCE"],"detail":{"instance-id":"INSTANCE","state":"STATE"}}`))
+	}
+	e.step()
+	claim := e.get(f.claim)
+	if c := meta.FindStatusCondition(claim.Status.Conditions, nsv1.ConditionDisrupting); c != nil {
+		t.Errorf("claim marked Disrupting (%s: %s) by its own termination", c.Reason, c.Message)
+	}
+	if got := testutil.CollectAndCount(e.m.Interruption.Interruptions); got != 0 {
+		t.Errorf("%d interruption series counted for the controller's own termination", got)
+	}
+	if got, want := claim.Annotations[nsv1.AnnotationTerminationTimestamp], e.clk.Now().UTC().Format(time.RFC3339); got != want {
+		t.Errorf("termination timestamp = %q, want now (%q): the drain must not wait for an instance that is gone", got, want)
+	}
+	if evs := strings.Join(e.drainEvents(), "\n"); strings.Contains(evs, "InstanceTerminated") {
+		t.Errorf("interruption events published for the controller's own termination:\n%s", evs)
+	}
+	if vis, inflight := e.depth(); vis+inflight != 0 {
+		t.Errorf("queue holds %d + %d messages", vis, inflight)
+	}
+}
+
 // TestFailedActionStaysOnTheQueue: when the claim cannot be written the
 // message is not deleted; it comes back after the visibility timeout and is
 // handled then.
