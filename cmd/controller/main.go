@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"go.uber.org/zap/zapcore"
+
 	// CA roots compiled in: the image is FROM scratch and has no bundle.
 	_ "golang.org/x/crypto/x509roots/fallback"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,7 +23,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -92,8 +92,9 @@ func run(ctx context.Context, o *Options) error {
 		LeaderElectionID:        "nodesmith-controller",
 		LeaderElectionNamespace: o.LeaderElectionNS,
 		// managedFields are a third or more of a pod's size and no
-		// controller reads them: at 100,000 pods that is hundreds of MiB.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		// controller reads them; pods keep only what is read (state.TrimPod):
+		// at 100,000 pods that is hundreds of MiB.
+		Cache: state.CacheOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("building the manager: %w", err)

@@ -46,6 +46,8 @@ func Start(env *testenv.Env) (*Harness, error) {
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		// The controller's cache, transforms included.
+		Cache: state.CacheOptions(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("building the manager: %w", err)

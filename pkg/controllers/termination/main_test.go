@@ -119,6 +119,13 @@ func (f *fixture) reconcile(t *testing.T) reconcile.Result {
 	if err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
+	// A requeue comes seconds later, when the cache has the step's own
+	// writes (the taint); reconciling again at once would patch the node
+	// from a stale copy and lose the optimistic lock.
+	node := &corev1.Node{}
+	if err := h.Direct.Get(context.Background(), client.ObjectKeyFromObject(f.node), node); err == nil {
+		h.Cached(t, node)
+	}
 	return res
 }
 
