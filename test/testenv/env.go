@@ -47,9 +47,15 @@ type Env struct {
 	// Dir is a scratch folder removed by Stop (kubeconfig, process logs).
 	Dir string
 
-	env   *envtest.Environment
-	mu    sync.Mutex
-	procs []*Process
+	env *envtest.Environment
+	// certDir holds kube-apiserver's certificates and keys. The Env owns it
+	// (envtest would make and forget a new one at each start), so a
+	// restarted apiserver serves the same certificates, trusts the same
+	// client CA and verifies the same service-account tokens: every
+	// kubeconfig handed out keeps working across RestartAPIServer.
+	certDir string
+	mu      sync.Mutex
+	procs   []*Process
 }
 
 // Start brings up etcd and kube-apiserver and installs the CRDs. It takes
@@ -76,7 +82,11 @@ func Start(opts Options) (*Env, error) {
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
-	te.ControlPlane.APIServer = &envtest.APIServer{Path: filepath.Join(assets, "kube-apiserver")}
+	certDir, err := os.MkdirTemp("", "nodesmith-apiserver-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the apiserver's certificate folder: %w", err)
+	}
+	te.ControlPlane.APIServer = &envtest.APIServer{Path: filepath.Join(assets, "kube-apiserver"), CertDir: certDir}
 	te.ControlPlane.Etcd = &envtest.Etcd{Path: filepath.Join(assets, "etcd")}
 	args := te.ControlPlane.APIServer.Configure()
 	if opts.FullAdmission {
@@ -89,9 +99,10 @@ func Start(opts Options) (*Env, error) {
 	cfg, err := te.Start()
 	if err != nil {
 		_ = te.Stop()
+		_ = os.RemoveAll(certDir)
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
-	e := &Env{Config: cfg, Scheme: scheme, AssetsDir: assets, env: te}
+	e := &Env{Config: cfg, Scheme: scheme, AssetsDir: assets, env: te, certDir: certDir}
 	if err := e.finish(); err != nil {
 		_ = e.Stop()
 		return nil, err
@@ -132,6 +143,11 @@ func (e *Env) Stop() error {
 	}
 	if err := e.env.Stop(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
+	}
+	if e.certDir != "" {
+		if err := os.RemoveAll(e.certDir); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if e.Dir != "" {
 		if err := os.RemoveAll(e.Dir); err != nil {
