@@ -54,6 +54,7 @@ type Env struct {
 	// client CA and verifies the same service-account tokens: every
 	// kubeconfig handed out keeps working across RestartAPIServer.
 	certDir string
+	apiLog  *os.File
 	mu      sync.Mutex
 	procs   []*Process
 }
@@ -87,6 +88,15 @@ func Start(opts Options) (*Env, error) {
 		return nil, fmt.Errorf("creating the apiserver's certificate folder: %w", err)
 	}
 	te.ControlPlane.APIServer = &envtest.APIServer{Path: filepath.Join(assets, "kube-apiserver"), CertDir: certDir}
+	var apiLog *os.File
+	if !opts.AttachOutput {
+		// Its output, for reading why a stop or start took long.
+		if apiLog, err = os.Create(filepath.Join(certDir, apiserverLog)); err != nil {
+			_ = os.RemoveAll(certDir)
+			return nil, fmt.Errorf("creating the apiserver's log: %w", err)
+		}
+		te.ControlPlane.APIServer.Out, te.ControlPlane.APIServer.Err = apiLog, apiLog
+	}
 	te.ControlPlane.Etcd = &envtest.Etcd{Path: filepath.Join(assets, "etcd")}
 	args := te.ControlPlane.APIServer.Configure()
 	if opts.FullAdmission {
@@ -99,10 +109,13 @@ func Start(opts Options) (*Env, error) {
 	cfg, err := te.Start()
 	if err != nil {
 		_ = te.Stop()
+		if apiLog != nil {
+			_ = apiLog.Close()
+		}
 		_ = os.RemoveAll(certDir)
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
-	e := &Env{Config: cfg, Scheme: scheme, AssetsDir: assets, env: te, certDir: certDir}
+	e := &Env{Config: cfg, Scheme: scheme, AssetsDir: assets, env: te, certDir: certDir, apiLog: apiLog}
 	if err := e.finish(); err != nil {
 		_ = e.Stop()
 		return nil, err
@@ -143,6 +156,9 @@ func (e *Env) Stop() error {
 	}
 	if err := e.env.Stop(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
+	}
+	if e.apiLog != nil {
+		_ = e.apiLog.Close()
 	}
 	if e.certDir != "" {
 		if err := os.RemoveAll(e.certDir); err != nil {

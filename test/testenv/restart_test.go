@@ -38,8 +38,12 @@ func TestRestartAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := time.Now()
-	if err := e.StopAPIServer(); err != nil {
+	killed, err := e.StopAPIServer(30 * time.Second)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if killed {
+		t.Errorf("an idle kube-apiserver did not stop within 30 s of SIGTERM:\n%s", e.APIServerLogTail(20))
 	}
 	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{}); err == nil {
 		t.Fatal("the apiserver answered while stopped")
