@@ -25,11 +25,11 @@ const (
 
 // retryServices are the SDK service IDs (the retry metric's service label)
 // of the APIs in faultAPIs.
-var retryServices = map[string]string{apiEC2: "EC2", apiIAM: "IAM", apiSQS: "SQS", apiSSM: "SSM", apiPricing: "Pricing"}
+var retryServices = map[string]string{apiEC2: "EC2", apiIAM: "IAM", apiSQS: "SQS", apiSSM: "SSM", apiPricing: "Pricing", apiEKS: "EKS"}
 
 // awsFaultsEverywhere restarts the controller (with the interruption queue
-// and its metrics) behind faults on every API it calls — EC2, IAM, SQS, SSM
-// and Pricing, each answering 30 % of calls with its own throttling error,
+// and its metrics) behind faults on every API it calls — EC2, IAM, SQS, SSM,
+// Pricing and EKS (DescribeCluster, once at start), each answering 30 % of calls with its own throttling error,
 // 5 % of the rest with its own 5xx, the first two calls of each throttled
 // (a burst), every call 20–50 ms late — then scales a Deployment to 40 pods
 // in four steps on a NodePool and EC2NodeClass of its own, and interrupts

@@ -22,10 +22,11 @@ const (
 	apiSQS     = "sqs"     // AWS JSON 1.0, X-Amz-Target AmazonSQS.*
 	apiSSM     = "ssm"     // AWS JSON 1.1, X-Amz-Target AmazonSSM.*
 	apiPricing = "pricing" // AWS JSON 1.1, X-Amz-Target AWSPriceListService.*
+	apiEKS     = "eks"     // REST-JSON, GET /clusters/{name}
 )
 
 // faultAPIs are the APIs the injector can fail, in the order figures list them.
-var faultAPIs = []string{apiEC2, apiIAM, apiSQS, apiSSM, apiPricing}
+var faultAPIs = []string{apiEC2, apiIAM, apiSQS, apiSSM, apiPricing, apiEKS}
 
 const (
 	ec2APIVersion = "2016-11-15"
@@ -33,8 +34,11 @@ const (
 )
 
 // classify names the API and operation of a request; "" for what the
-// injector leaves alone (EKS's REST calls, anything unknown).
+// injector leaves alone (anything unknown).
 func classify(r *http.Request, body []byte) (api, op string) {
+	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/clusters/") {
+		return apiEKS, "DescribeCluster"
+	}
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
 		prefix, op, _ := strings.Cut(target, ".")
 		switch prefix {
@@ -262,7 +266,9 @@ type wireFault struct {
 //     Query code and fault): RequestThrottled on 403, InternalFailure on 500;
 //   - SSM (JSON 1.1): ThrottlingException on 400, InternalServerError on 500;
 //   - Pricing (JSON 1.1): ThrottlingException on 429, InternalErrorException
-//     on 500.
+//     on 500;
+//   - EKS (REST-JSON, the code in X-Amzn-ErrorType and __type):
+//     ThrottlingException on 429, ServerException on 500.
 func injectedFault(api string, throttle bool) wireFault {
 	type pair struct{ throttle, fail wireFault }
 	p := map[string]pair{
@@ -276,6 +282,8 @@ func injectedFault(api string, throttle bool) wireFault {
 			wireFault{apiSSM, 500, "InternalServerError", "An error occurred on the server side."}},
 		apiPricing: {wireFault{apiPricing, 429, "ThrottlingException", "Rate exceeded"},
 			wireFault{apiPricing, 500, "InternalErrorException", "An error on the server occurred during the processing of your request."}},
+		apiEKS: {wireFault{apiEKS, 429, "ThrottlingException", "Rate exceeded"},
+			wireFault{apiEKS, 500, "ServerException", "These errors are usually caused by a server-side issue."}},
 	}[api]
 	if throttle {
 		return p.throttle
@@ -309,6 +317,12 @@ func (f wireFault) write(w http.ResponseWriter, rid string) {
 		w.Header().Set("x-amzn-query-error", f.code+";"+fault)
 		w.WriteHeader(f.status)
 		b, _ := json.Marshal(map[string]string{"__type": "com.amazonaws.sqs#" + f.code, "message": f.msg})
+		_, _ = w.Write(b)
+	case apiEKS:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Amzn-ErrorType", f.code)
+		w.WriteHeader(f.status)
+		b, _ := json.Marshal(map[string]string{"__type": f.code, "message": f.msg})
 		_, _ = w.Write(b)
 	default: // SSM and Pricing: AWS JSON 1.1
 		w.Header().Set("Content-Type", "application/x-amz-json-1.1")

@@ -11,6 +11,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -24,7 +25,7 @@ func wireCalls() map[string]func(context.Context) error {
 	cfg := aws.Config{Region: labRegion, BaseEndpoint: aws.String(lab.AWSURL),
 		Credentials: credentials.NewStaticCredentialsProvider("lab", "lab", ""),
 		Retryer:     func() aws.Retryer { return aws.NopRetryer{} }}
-	e, i, q, s, p := ec2.NewFromConfig(cfg), iam.NewFromConfig(cfg), sqs.NewFromConfig(cfg), ssm.NewFromConfig(cfg), pricing.NewFromConfig(cfg)
+	e, i, q, s, p, k := ec2.NewFromConfig(cfg), iam.NewFromConfig(cfg), sqs.NewFromConfig(cfg), ssm.NewFromConfig(cfg), pricing.NewFromConfig(cfg), eks.NewFromConfig(cfg)
 	return map[string]func(context.Context) error{
 		apiEC2: func(c context.Context) error {
 			_, err := e.DescribeInstances(c, &ec2.DescribeInstancesInput{MaxResults: aws.Int32(5)})
@@ -44,6 +45,10 @@ func wireCalls() map[string]func(context.Context) error {
 		},
 		apiPricing: func(c context.Context) error {
 			_, err := p.GetProducts(c, &pricing.GetProductsInput{ServiceCode: aws.String("AmazonEC2"), MaxResults: aws.Int32(1)})
+			return err
+		},
+		apiEKS: func(c context.Context) error {
+			_, err := k.DescribeCluster(c, &eks.DescribeClusterInput{Name: aws.String(labCluster)})
 			return err
 		},
 	}
