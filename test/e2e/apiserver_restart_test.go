@@ -42,7 +42,15 @@ func apiserverRestart(t *testing.T) {
 	w := watchFleet()
 	defer w.stop()
 	var sup *supervisor
+	down := false
 	defer func() {
+		if down {
+			// The step failed with the API server stopped: the steps after
+			// it share the control plane.
+			if err := lab.Env.StartAPIServer(); err != nil {
+				t.Errorf("starting kube-apiserver again after a failed step: %v", err)
+			}
+		}
 		if sup != nil {
 			sup.stop(t)
 		}
@@ -83,6 +91,7 @@ func apiserverRestart(t *testing.T) {
 
 	// Down. The lab's own checks stay off the API until it is back.
 	stopAt := time.Now()
+	down = true
 	killed, err := lab.Env.StopAPIServer(apiserverGrace)
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +104,7 @@ func apiserverRestart(t *testing.T) {
 	if err := lab.Env.StartAPIServer(); err != nil {
 		t.Fatal(err)
 	}
+	down = false
 	backAt := time.Now()
 
 	waitFor(t, 5*time.Minute, fmt.Sprintf("%d pods running after the restart", restartPods), func() error {
