@@ -130,7 +130,8 @@ func (s *Server) servePricing(rw http.ResponseWriter, op string, body []byte) {
 	}
 	if fault := s.admit(key); fault != nil {
 		if fault.Code == "RequestLimitExceeded" {
-			writeJSONError(rw, pricingContentType, rid, 400, "ThrottlingException", "Rate exceeded")
+			// The Price List model's ThrottlingException is HTTP 429.
+			writeJSONError(rw, pricingContentType, rid, 429, "ThrottlingException", "Rate exceeded")
 		} else {
 			writeJSONError(rw, pricingContentType, rid, 500, "InternalErrorException", fault.Message)
 		}

@@ -85,7 +85,8 @@ func toSQSError(err error) *sqsError {
 	if errors.As(err, &ae) {
 		switch ae.Code {
 		case "RequestLimitExceeded":
-			return &sqsError{typ: "RequestThrottled", msg: "Rate exceeded", status: 400}
+			// SQS's model: RequestThrottled, HTTP 403, a sender fault.
+			return &sqsError{typ: "RequestThrottled", queryCode: "RequestThrottled;Sender", msg: "Rate exceeded", status: 403}
 		case "InternalError":
 			return &sqsError{typ: "InternalError", queryCode: "InternalError;Receiver", msg: ae.Message, status: 500}
 		}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -72,7 +74,9 @@ func (b *bridge) run(ctx context.Context) {
 			if e.Kind == fakeaws.EventRunning {
 				err = b.register(ctx, e.Instance)
 			} else {
-				err = client.IgnoreNotFound(b.kube.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName(e.Instance)}}))
+				err = retryUnreachable(ctx, func() error {
+					return client.IgnoreNotFound(b.kube.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName(e.Instance)}}))
+				})
 			}
 			if err != nil && ctx.Err() == nil {
 				log.Printf("bridge: %s %s: %v", e.Kind, e.Instance.ID, err)
@@ -93,7 +97,7 @@ func (b *bridge) register(ctx context.Context, in fakeaws.Instance) error {
 	// heartbeats) as soon as the Node exists.
 	node.Annotations = map[string]string{"kwok.x-k8s.io/node": "fake"}
 	for attempt := 0; ; attempt++ {
-		err = b.kube.Create(ctx, node)
+		err = retryUnreachable(ctx, func() error { return b.kube.Create(ctx, node) })
 		if err == nil || attempt == 5 {
 			break
 		}
@@ -103,4 +107,34 @@ func (b *bridge) register(ctx context.Context, in fakeaws.Instance) error {
 		return fmt.Errorf("creating node: %w", err)
 	}
 	return nil
+}
+
+// retryUnreachable calls fn again, with a back-off from 100 ms doubling to
+// 7 s (a kubelet's node-registration back-off), for as long as the API
+// server cannot be reached (the lab restarts it in step 7d) and for at
+// most five minutes; any other answer is fn's.
+func retryUnreachable(ctx context.Context, fn func() error) error {
+	backoff, deadline := 100*time.Millisecond, time.Now().Add(5*time.Minute)
+	for {
+		err := fn()
+		if err == nil || !isUnreachable(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		if backoff *= 2; backoff > 7*time.Second {
+			backoff = 7 * time.Second
+		}
+	}
+}
+
+// isUnreachable: the request got no answer from the API server (refused,
+// reset or cut connection, a timeout), as opposed to an answer that is an
+// error (a Status), which retrying would not change.
+func isUnreachable(err error) bool {
+	var status apierrors.APIStatus
+	return !errors.As(err, &status)
 }

@@ -40,6 +40,8 @@ func TestLab(t *testing.T) {
 		{"6_differential_lab_versus_simulator", differential},
 		{"7a_crash_matrix", crashMatrix},
 		{"7b_leader_failover_and_aws_throttling", failoverAndThrottling},
+		{"7c_aws_faults_on_every_api", awsFaultsEverywhere},
+		{"7d_apiserver_restart_mid_scale_up", apiserverRestart},
 		{"8_chart_rbac_and_terraform_policy_held", checkPermissions},
 		{"9_each_permission_is_needed", permissionsAreNeeded},
 		{"10_spot_interruption_wave_with_sqs_workers", interruptionWave},

@@ -47,9 +47,16 @@ type Env struct {
 	// Dir is a scratch folder removed by Stop (kubeconfig, process logs).
 	Dir string
 
-	env   *envtest.Environment
-	mu    sync.Mutex
-	procs []*Process
+	env *envtest.Environment
+	// certDir holds kube-apiserver's certificates and keys. The Env owns it
+	// (envtest would make and forget a new one at each start), so a
+	// restarted apiserver serves the same certificates, trusts the same
+	// client CA and verifies the same service-account tokens: every
+	// kubeconfig handed out keeps working across RestartAPIServer.
+	certDir string
+	apiLog  *os.File
+	mu      sync.Mutex
+	procs   []*Process
 }
 
 // Start brings up etcd and kube-apiserver and installs the CRDs. It takes
@@ -76,7 +83,20 @@ func Start(opts Options) (*Env, error) {
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
-	te.ControlPlane.APIServer = &envtest.APIServer{Path: filepath.Join(assets, "kube-apiserver")}
+	certDir, err := os.MkdirTemp("", "nodesmith-apiserver-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the apiserver's certificate folder: %w", err)
+	}
+	te.ControlPlane.APIServer = &envtest.APIServer{Path: filepath.Join(assets, "kube-apiserver"), CertDir: certDir}
+	var apiLog *os.File
+	if !opts.AttachOutput {
+		// Its output, for reading why a stop or start took long.
+		if apiLog, err = os.Create(filepath.Join(certDir, apiserverLog)); err != nil {
+			_ = os.RemoveAll(certDir)
+			return nil, fmt.Errorf("creating the apiserver's log: %w", err)
+		}
+		te.ControlPlane.APIServer.Out, te.ControlPlane.APIServer.Err = apiLog, apiLog
+	}
 	te.ControlPlane.Etcd = &envtest.Etcd{Path: filepath.Join(assets, "etcd")}
 	args := te.ControlPlane.APIServer.Configure()
 	if opts.FullAdmission {
@@ -89,9 +109,13 @@ func Start(opts Options) (*Env, error) {
 	cfg, err := te.Start()
 	if err != nil {
 		_ = te.Stop()
+		if apiLog != nil {
+			_ = apiLog.Close()
+		}
+		_ = os.RemoveAll(certDir)
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
-	e := &Env{Config: cfg, Scheme: scheme, AssetsDir: assets, env: te}
+	e := &Env{Config: cfg, Scheme: scheme, AssetsDir: assets, env: te, certDir: certDir, apiLog: apiLog}
 	if err := e.finish(); err != nil {
 		_ = e.Stop()
 		return nil, err
@@ -132,6 +156,14 @@ func (e *Env) Stop() error {
 	}
 	if err := e.env.Stop(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
+	}
+	if e.apiLog != nil {
+		_ = e.apiLog.Close()
+	}
+	if e.certDir != "" {
+		if err := os.RemoveAll(e.certDir); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if e.Dir != "" {
 		if err := os.RemoveAll(e.Dir); err != nil {
