@@ -63,9 +63,11 @@ func rollAMIAndExpire(t *testing.T) {
 
 // amiRoll: six nodes of a pool whose budget lets two be disrupted at once
 // run one pod each of a Deployment whose PDB allows one pod down. A newer
-// image is published under the class's AMI selector; every node must be
-// replaced by one running it, never more than two at once, never more than
-// one pod down, with no instance left over.
+// image is published under the class's AMI selector, and one more pod
+// arrives at once (a node launched while the class's status still names the
+// old image). Every node on the old image must be replaced, once, by one
+// on the new image; no node on the new image is disrupted; never more than
+// two at once, never more than one pod down; no instance left over.
 func amiRoll(t *testing.T) {
 	old := publishRollImages(t, time.Now().Add(-time.Hour))
 	rollPool(t, rollAMIPool, []awsv1.AMISelectorTerm{{Tags: map[string]string{rollImageTag: "golden"}}}, func(p *nsv1.NodePool) {
@@ -82,6 +84,7 @@ func amiRoll(t *testing.T) {
 	w := watchRoll(t, rollAMIPool)
 	published := time.Now()
 	fresh := publishRollImages(t, published)
+	scaleIn(t, rollNS, rollAMIPool, rollAMINodes+1)
 	var statusAt time.Time
 	waitFor(t, 3*time.Minute, "the EC2NodeClass resolving the new images", func() error {
 		nc := &awsv1.EC2NodeClass{}
@@ -98,7 +101,7 @@ func amiRoll(t *testing.T) {
 	})
 	var doneAt time.Time
 	waitFor(t, 10*time.Minute, "every node replaced by one on the new image", func() error {
-		if err := rolled(t, rollAMIPool, originals, rollAMINodes, func(c *nsv1.NodeClaim) error {
+		if err := rolled(t, rollAMIPool, originals, rollAMINodes+1, func(c *nsv1.NodeClaim) error {
 			if !fresh[c.Status.ImageID] {
 				return fmt.Errorf("nodeclaim %s runs %q", c.Name, c.Status.ImageID)
 			}
@@ -116,21 +119,32 @@ func amiRoll(t *testing.T) {
 		}
 		return nil
 	})
-	// Every instance launched after the publication runs a new image: a
-	// replacement on the old one would drift again and churn.
-	for _, in := range w.instancesLaunchedAfter(published) {
-		if !fresh[in.ImageID] {
-			t.Errorf("instance %s (%s) launched at %s after the new image was published runs the old image %s",
-				in.ID, in.Tags[awsv1.TagNodeClaim], in.LaunchTime.Format(time.RFC3339), in.ImageID)
+	// No churn: a node on the new image is never disrupted, and every
+	// replacement runs the new image (one on the old would drift again).
+	traces := w.traces()
+	for name, tr := range traces {
+		if fresh[tr.image] && !tr.marked.IsZero() {
+			t.Errorf("nodeclaim %s runs the new image %s but was disrupted (%s)", name, tr.image, tr.reason)
+		}
+		for _, r := range tr.replacements {
+			if rt, ok := traces[r]; !ok || !fresh[rt.image] {
+				t.Errorf("nodeclaim %s was replaced by %s on image %q, not the new one", name, r, rt.image)
+			}
 		}
 	}
-	// One replacement per node: every instance of the pool is an original
-	// or its one replacement (a replacement replaced again is churn).
-	w.check(t, originals, rollAMIBudget, rollAMINodes, 2*rollAMINodes, string(nsv1.DisruptionReasonDrifted))
+	// Every instance of the pool is a node on the old image or its one
+	// replacement, or the node launched for the extra pod.
+	w.check(t, originals, rollAMIBudget, rollAMINodes, 2*(rollAMINodes+1), string(nsv1.DisruptionReasonDrifted))
+	scaledOn := "the new image"
+	for _, tr := range traces {
+		if old[tr.image] && !tr.created.Before(published) {
+			scaledOn = "the old image (replaced in turn)"
+		}
+	}
 	t.Logf("AMI roll of %d nodes (budget %d, PDB maxUnavailable 1): the class resolved the new image %s after publication, every node replaced %s after publication (%s after the class changed); "+
-		"at most %d nodeclaims disrupting at once (%d nodes tainted or deleting), at least %d of %d pods running; %d instances launched for %d nodes",
+		"at most %d nodeclaims disrupting at once (%d nodes tainted or deleting), at least %d pods running; the node for the extra pod ran %s; %d instances launched for %d nodes",
 		rollAMINodes, rollAMIBudget, statusAt.Sub(published).Round(time.Second), doneAt.Sub(published).Round(time.Second), doneAt.Sub(statusAt).Round(time.Second),
-		w.maxClaims, w.maxNodes, w.minRunning, rollAMINodes, len(w.instances), rollAMINodes)
+		w.maxClaims, w.maxNodes, w.minRunning, scaledOn, len(w.instances), rollAMINodes+1)
 	stopRollWorkload(t, rollAMIPool)
 }
 
@@ -251,13 +265,15 @@ func rollWorkload(t *testing.T, pool string, n int32) {
 	}
 }
 
-// stopRollWorkload deletes the pool's Deployment and PDB and waits until
-// the pool has no claim and no instance left.
+// stopRollWorkload deletes the pool's Deployment, PDB and NodePool (its
+// claims go with it, at once rather than at the budget's pace as empty
+// nodes) and waits until the pool has no claim and no instance left.
 func stopRollWorkload(t *testing.T, pool string) {
 	t.Helper()
 	for _, o := range []client.Object{
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: rollNS, Name: pool}},
 		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: rollNS, Name: pool}},
+		&nsv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: pool}},
 	} {
 		if err := kube().Delete(ctx(), o); client.IgnoreNotFound(err) != nil {
 			t.Fatal(err)
@@ -272,6 +288,19 @@ func stopRollWorkload(t *testing.T, pool string) {
 		}
 		return nil
 	})
+}
+
+// scaleIn sets a Deployment's replicas.
+func scaleIn(t *testing.T, namespace, name string, replicas int32) {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := kube().Get(ctx(), types.NamespacedName{Namespace: namespace, Name: name}, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Replicas = &replicas
+	if err := kube().Update(ctx(), d); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // rollPods are the pool's Deployment's pods that are not terminating.
@@ -433,6 +462,8 @@ type rollWatch struct {
 
 // claimTrace is what the watch saw of one claim.
 type claimTrace struct {
+	created      time.Time
+	image        string
 	marked       time.Time // first seen disrupting
 	gone         time.Time
 	reason       string
@@ -486,8 +517,11 @@ func (w *rollWatch) sample(now time.Time) error {
 		present[c.Name] = true
 		tr := w.claims[c.Name]
 		if tr == nil {
-			tr = &claimTrace{}
+			tr = &claimTrace{created: c.CreationTimestamp.Time}
 			w.claims[c.Name] = tr
+		}
+		if c.Status.ImageID != "" {
+			tr.image = c.Status.ImageID
 		}
 		if cond := meta.FindStatusCondition(c.Status.Conditions, nsv1.ConditionInitialized); cond != nil && cond.Status == metav1.ConditionTrue {
 			tr.initialized = cond.LastTransitionTime.Time
@@ -586,17 +620,14 @@ func (w *rollWatch) check(t *testing.T, originals []nsv1.NodeClaim, budget, n, m
 	}
 }
 
-// instancesLaunchedAfter are the pool's instances launched after at.
-func (w *rollWatch) instancesLaunchedAfter(at time.Time) []fakeaws.Instance {
+// traces are copies of what the watch saw of each claim.
+func (w *rollWatch) traces() map[string]claimTrace {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []fakeaws.Instance
-	for _, in := range w.instances {
-		if in.LaunchTime.After(at) {
-			out = append(out, in)
-		}
+	out := make(map[string]claimTrace, len(w.claims))
+	for name, tr := range w.claims {
+		out[name] = *tr
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].LaunchTime.Before(out[j].LaunchTime) })
 	return out
 }
 
