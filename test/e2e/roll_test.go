@@ -168,13 +168,17 @@ func expireRoll(t *testing.T) {
 	// last original is gone (a slow machine) is replaced as it should be.
 	w.check(t, originals, rollExpireBudget, rollExpireNodes, 0, string(nsv1.DisruptionReasonExpired))
 	var lines []string
+	traces := w.traces()
 	for _, c := range originals {
 		expiry := c.CreationTimestamp.Add(rollExpireAfter)
-		s := w.claims[c.Name]
+		s, ok := traces[c.Name]
+		if !ok {
+			continue // check reported it
+		}
 		if s.marked.Before(expiry.Add(-time.Second)) { // the API server stamps whole seconds
 			t.Errorf("nodeclaim %s was disrupted at %s, before it expired at %s", c.Name, s.marked.Format(time.RFC3339), expiry.Format(time.RFC3339))
 		}
-		ready := w.replacementReady(s)
+		ready := replacementReady(traces, s)
 		lines = append(lines, fmt.Sprintf("%s: expired %s, disrupted +%s, replacement %s initialized +%s, old node gone +%s",
 			c.Name, expiry.Format("15:04:05"), s.marked.Sub(expiry).Round(time.Second), strings.Join(s.replacements, ","),
 			ready.Sub(expiry).Round(time.Second), s.gone.Sub(expiry).Round(time.Second)))
@@ -632,12 +636,10 @@ func (w *rollWatch) traces() map[string]claimTrace {
 }
 
 // replacementReady is when the last of a trace's replacements initialized.
-func (w *rollWatch) replacementReady(tr *claimTrace) time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+func replacementReady(traces map[string]claimTrace, tr claimTrace) time.Time {
 	var last time.Time
 	for _, r := range tr.replacements {
-		if rt := w.claims[r]; rt != nil && rt.initialized.After(last) {
+		if rt, ok := traces[r]; ok && rt.initialized.After(last) {
 			last = rt.initialized
 		}
 	}
