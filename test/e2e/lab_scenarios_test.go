@@ -47,6 +47,7 @@ func TestLab(t *testing.T) {
 		{"10_spot_interruption_wave_with_sqs_workers", interruptionWave},
 		{"11_rebalance_prespin_then_spot_warning", rebalancePrespin},
 		{"12_rebalance_modes_off_and_drain", rebalanceModes},
+		{"13_roll_ami_and_expire_after", rollAMIAndExpire},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {

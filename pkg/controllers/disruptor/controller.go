@@ -143,31 +143,67 @@ func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
 		log.FromContext(ctx).Info("disruption planned; validating", "actions", len(plan.Actions), "after", c.opts.ValidationDelay.String())
 		return reconcile.Result{RequeueAfter: c.opts.ValidationDelay}, nil
 	}
-	c.mu.Lock()
-	c.pending = nil
-	c.mu.Unlock()
-	n := sharedPrefix(p.actions, plan.Actions)
-	for _, a := range p.actions[n:] {
+	carry, failed, rest := validated(p.actions, plan.Actions)
+	for _, a := range failed {
 		c.validationFailed(a)
 	}
-	for _, a := range plan.Actions[:n] {
+	for _, a := range carry {
 		if err := c.execute(ctx, snap, a, start); err != nil {
+			c.mu.Lock()
+			c.pending = nil
+			c.mu.Unlock()
 			return reconcile.Result{}, err
 		}
+	}
+	// What this plan proposes beyond the validated actions waits for its
+	// own validation from now, rather than from a plan made a poll later.
+	c.mu.Lock()
+	c.pending = nil
+	if len(rest) > 0 {
+		c.pending = &pendingPlan{actions: rest, due: start.Add(c.opts.ValidationDelay)}
+	}
+	c.mu.Unlock()
+	if len(rest) > 0 {
+		log.FromContext(ctx).Info("disruption planned; validating", "actions", len(rest), "after", c.opts.ValidationDelay.String())
+		return reconcile.Result{RequeueAfter: min(c.opts.ValidationDelay, idle)}, nil
 	}
 	return reconcile.Result{RequeueAfter: idle}, nil
 }
 
-// sharedPrefix is how many leading actions of the validated plan are the
-// same as the pending plan's: same method, reason, candidates and number
-// of replacements. Only those are carried out: a later action was planned
-// assuming every earlier one.
-func sharedPrefix(before, after []*disruption.Action) int {
-	n := 0
-	for n < len(before) && n < len(after) && key(before[n]) == key(after[n]) {
-		n++
+// validated splits the plan made at validation time (after) by the plan
+// made ValidationDelay earlier (before): carry are after's actions that
+// before also had (same method, reason, candidates and number of
+// replacements), in after's order; failed are before's actions after no
+// longer has; rest are after's new actions, which still need validating.
+//
+// Carrying out a subset of after is safe: an action of a plan only ever
+// loses from the actions before it (their candidates are no destination,
+// the pods they move take room, they use the budget and the pools'
+// limits; replacements offer no room to later actions), so an action
+// planned after ones that are left out holds with more room and budget, not
+// less. A new drifted node in one pool therefore no longer holds back an
+// expiry validated in another.
+func validated(before, after []*disruption.Action) (carry, failed, rest []*disruption.Action) {
+	was := make(map[string]bool, len(before))
+	for _, a := range before {
+		was[key(a)] = true
 	}
-	return n
+	now := make(map[string]bool, len(after))
+	for _, a := range after {
+		k := key(a)
+		now[k] = true
+		if was[k] {
+			carry = append(carry, a)
+		} else {
+			rest = append(rest, a)
+		}
+	}
+	for _, a := range before {
+		if !now[key(a)] {
+			failed = append(failed, a)
+		}
+	}
+	return carry, failed, rest
 }
 
 func key(a *disruption.Action) string {

@@ -64,6 +64,40 @@ func TestValidationFailsWhenAPodArrives(t *testing.T) {
 	}
 }
 
+// A node that becomes a candidate while a plan waits does not hold back
+// what that plan validated: the validated action is carried out, the new
+// one waits for its own validation from then on.
+func TestValidationCarriesOutWhatStillHoldsAndValidatesTheRest(t *testing.T) {
+	f := newFixture(t, nil)
+	first := f.node("small", nil)
+	if wait := f.step(); wait != DefaultValidationDelay {
+		t.Fatalf("first step waits %v, want the validation delay", wait)
+	}
+	second := f.node("small", nil)
+	f.clk.Step(DefaultValidationDelay)
+	f.step()
+	if !f.deleting(first) {
+		t.Fatal("the validated empty node was not deleted when another became a candidate")
+	}
+	if f.deleting(second) {
+		t.Fatal("a node planned only at validation time was deleted without its own validation")
+	}
+	if got := testutil.ToFloat64(f.m.Disruption.ValidationFailures.WithLabelValues("Emptiness")); got != 0 {
+		t.Errorf("validation failures %v, want 0", got)
+	}
+	f.settle()
+	f.clk.Step(DefaultValidationDelay - time.Second)
+	f.step()
+	if f.deleting(second) {
+		t.Fatal("the second node was deleted before its validation delay")
+	}
+	f.clk.Step(time.Second)
+	f.step()
+	if !f.deleting(second) {
+		t.Fatal("the second node was not deleted after its own validation")
+	}
+}
+
 func TestConsolidateAfterCountsFromTheLastPodEvent(t *testing.T) {
 	f := newFixture(t, func(p *nsv1.NodePool) { p.Spec.Disruption.ConsolidateAfter = nsv1.MustParseNillableDuration("5m") })
 	n := f.node("large", func(c *nsv1.NodeClaim) { c.Status.LastPodEventTime = metav1.NewTime(f.clk.Now().Add(-time.Minute)) })
@@ -295,7 +329,7 @@ func TestAReplacementThatNeverInitializesTimesOut(t *testing.T) {
 	}
 }
 
-func TestSharedPrefix(t *testing.T) {
+func TestValidated(t *testing.T) {
 	claim := func(name string) *disruption.Candidate {
 		return &disruption.Candidate{Claim: &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}}
 	}
@@ -309,23 +343,50 @@ func TestSharedPrefix(t *testing.T) {
 		}
 		return a
 	}
+	drift := func(names ...string) *disruption.Action {
+		a := act(disruption.MethodDrift, 1, names...)
+		a.Reason = nsv1.DisruptionReasonDrifted
+		return a
+	}
+	expire := func(names ...string) *disruption.Action {
+		a := act(disruption.MethodExpiration, 1, names...)
+		a.Reason = nsv1.DisruptionReasonExpired
+		return a
+	}
+	keys := func(as []*disruption.Action) string {
+		var out []string
+		for _, a := range as {
+			out = append(out, key(a))
+		}
+		return strings.Join(out, " ")
+	}
 	multi, single := disruption.MethodMultiNodeConsolidation, disruption.MethodSingleNodeConsolidation
 	tests := []struct {
-		name          string
-		before, after []*disruption.Action
-		want          int
+		name                string
+		before, after       []*disruption.Action
+		carry, failed, rest []*disruption.Action
 	}{
 		{name: "same plan", before: []*disruption.Action{act(multi, 1, "a", "b"), act(single, 0, "c")},
-			after: []*disruption.Action{act(multi, 1, "b", "a"), act(single, 0, "c")}, want: 2},
+			after: []*disruption.Action{act(multi, 1, "b", "a"), act(single, 0, "c")},
+			carry: []*disruption.Action{act(multi, 1, "a", "b"), act(single, 0, "c")}},
 		{name: "a later action changed", before: []*disruption.Action{act(multi, 1, "a", "b"), act(single, 0, "c")},
-			after: []*disruption.Action{act(multi, 1, "a", "b"), act(single, 1, "c")}, want: 1},
-		{name: "the first changed: nothing after it holds", before: []*disruption.Action{act(multi, 1, "a", "b"), act(single, 0, "c")},
-			after: []*disruption.Action{act(multi, 1, "a"), act(single, 0, "c")}, want: 0},
-		{name: "nothing left to do", before: []*disruption.Action{act(single, 0, "c")}, want: 0},
+			after: []*disruption.Action{act(multi, 1, "a", "b"), act(single, 1, "c")},
+			carry: []*disruption.Action{act(multi, 1, "a", "b")}, failed: []*disruption.Action{act(single, 0, "c")},
+			rest: []*disruption.Action{act(single, 1, "c")}},
+		{name: "the first changed: what the new plan still has after it holds", before: []*disruption.Action{act(multi, 1, "a", "b"), act(single, 0, "c")},
+			after: []*disruption.Action{act(multi, 1, "a"), act(single, 0, "c")},
+			carry: []*disruption.Action{act(single, 0, "c")}, failed: []*disruption.Action{act(multi, 1, "a", "b")},
+			rest: []*disruption.Action{act(multi, 1, "a")}},
+		{name: "drift found during validation does not hold back an expiry (the lab's roll)", before: []*disruption.Action{expire("e")},
+			after: []*disruption.Action{drift("x"), drift("y"), expire("e")},
+			carry: []*disruption.Action{expire("e")}, rest: []*disruption.Action{drift("x"), drift("y")}},
+		{name: "nothing left to do", before: []*disruption.Action{act(single, 0, "c")}, failed: []*disruption.Action{act(single, 0, "c")}},
 	}
 	for _, tt := range tests {
-		if got := sharedPrefix(tt.before, tt.after); got != tt.want {
-			t.Errorf("%s: sharedPrefix = %d, want %d", tt.name, got, tt.want)
+		carry, failed, rest := validated(tt.before, tt.after)
+		if keys(carry) != keys(tt.carry) || keys(failed) != keys(tt.failed) || keys(rest) != keys(tt.rest) {
+			t.Errorf("%s: carry %q failed %q rest %q, want %q %q %q", tt.name,
+				keys(carry), keys(failed), keys(rest), keys(tt.carry), keys(tt.failed), keys(tt.rest))
 		}
 	}
 }

@@ -5,9 +5,10 @@
 // budgets), and carries them out:
 //
 //  1. A plan is not acted on at once: it waits ValidationDelay (15 s), then
-//     the cluster is planned again and only the actions that still hold,
-//     in order, are carried out (the longest common prefix of both plans:
-//     later actions assumed the earlier ones).
+//     the cluster is planned again and the new plan's actions that the
+//     first one also had are carried out (an action only gains room and
+//     budget when actions planned before it are left out); the new plan's
+//     other actions wait ValidationDelay in turn.
 //  2. An action without replacements deletes its NodeClaims; the
 //     termination controller taints, drains (Eviction API, PDBs) and
 //     terminates them.

@@ -150,6 +150,7 @@ func (p *Provider) prepare(ctx context.Context, claim *nsv1.NodeClaim) (*launch,
 		}
 		return nil, cloudprovider.NewNodeClassNotReadyError(err)
 	}
+	res = withStatusImages(res, nc)
 	base, _, err := p.instanceTypes(ctx, nc, res)
 	if err != nil {
 		return nil, unavailable(err)
@@ -252,6 +253,22 @@ func withImages(types []*catalog.InstanceType, amis []awsv1.AMI) []*catalog.Inst
 		}
 	}
 	return out
+}
+
+// withStatusImages is res launching the images the class's status names,
+// when it names any. Drift compares a node's image with that status, so a
+// launch must not run ahead of it or lag behind it: an image resolved newer
+// than the status (a new image published between two resyncs) would make a
+// node the disruption controller replaces at once, and one from a cached
+// resolution older than the status a replacement that drifts again. A new
+// image is launched once the class's status shows it (its resync, 1 min).
+func withStatusImages(res *Resolved, nc *awsv1.EC2NodeClass) *Resolved {
+	if len(nc.Status.AMIs) == 0 {
+		return res
+	}
+	cp := *res // res is the resolve cache's
+	cp.AMIs = append([]awsv1.AMI(nil), nc.Status.AMIs...)
+	return &cp
 }
 
 func imageFor(amis []awsv1.AMI, arch string) string {

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -223,4 +224,51 @@ func TestAllSpotOutFallsBackToOnDemandInOneCreate(t *testing.T) {
 	if want := []string{"c1/" + EventCapacityFallback, "c1/" + EventOnDemandFallback}; !slices.Equal(events, want) {
 		t.Errorf("events = %v, want %v", events, want)
 	}
+}
+
+// A launch runs the images the class's status names, which drift compares
+// nodes with, whether the provider's own resolution is older (its cache)
+// or newer (an image published since the class's last resync).
+func TestLaunchRunsTheImagesTheClassStatusNames(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	publish := func(v int) map[string]string {
+		ids := map[string]string{}
+		for _, arch := range []string{"x86_64", "arm64"} {
+			ids[arch] = e.world.AddImage(fakeaws.Image{Name: fmt.Sprintf("golden-%s-v%d", arch, v), Arch: arch,
+				CreationDate: epoch.Add(time.Duration(v) * time.Hour), Tags: map[string]string{"golden": "yes"}})
+		}
+		return ids
+	}
+	nc := defaultNodeClass()
+	nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Tags: map[string]string{"golden": "yes"}}}
+	resync := func() {
+		t.Helper()
+		r, err := e.p.Resolve(e.ctx, nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.ApplyTo(&nc.Status)
+		e.addNodeClass(nc.DeepCopy())
+	}
+	launch := func(name string, want map[string]string, why string) {
+		t.Helper()
+		got := e.create(sized(newClaim(name)))
+		in, ok := e.world.Instance(got.Status.ProviderID[strings.LastIndex(got.Status.ProviderID, "/")+1:])
+		if !ok {
+			t.Fatalf("%s: no instance for %s", name, got.Status.ProviderID)
+		}
+		if img := want[in.Arch]; in.ImageID != img || got.Status.ImageID != img {
+			t.Errorf("%s (%s): instance runs %s, claim says %s, want %s", name, why, in.ImageID, got.Status.ImageID, img)
+		}
+	}
+	v1 := publish(1)
+	resync()
+	launch("c1", v1, "the status names v1")
+	v2 := publish(2)
+	launch("c2", v1, "v2 is published but the status still names v1")
+	resync()
+	launch("c3", v2, "the status names v2 while the provider's cached resolution still has v1")
+	e.clock.Step(2 * time.Minute) // past the resolve cache
+	publish(3)
+	launch("c4", v2, "v3 is published, the provider resolves afresh, the status still names v2")
 }
