@@ -150,7 +150,7 @@ func (p *Provider) prepare(ctx context.Context, claim *nsv1.NodeClaim) (*launch,
 		}
 		return nil, cloudprovider.NewNodeClassNotReadyError(err)
 	}
-	res = withStatusImages(res, nc)
+	res = withStatus(res, nc)
 	base, _, err := p.instanceTypes(ctx, nc, res)
 	if err != nil {
 		return nil, unavailable(err)
@@ -255,19 +255,47 @@ func withImages(types []*catalog.InstanceType, amis []awsv1.AMI) []*catalog.Inst
 	return out
 }
 
-// withStatusImages is res launching the images the class's status names,
-// when it names any. Drift compares a node's image with that status, so a
-// launch must not run ahead of it or lag behind it: an image resolved newer
-// than the status (a new image published between two resyncs) would make a
-// node the disruption controller replaces at once, and one from a cached
-// resolution older than the status a replacement that drifts again. A new
-// image is launched once the class's status shows it (its resync, 1 min).
-func withStatusImages(res *Resolved, nc *awsv1.EC2NodeClass) *Resolved {
-	if len(nc.Status.AMIs) == 0 {
+// withStatus is res narrowed to what the class's status names. Drift
+// compares a node's image, subnet and security groups with that status, so
+// a launch must not run ahead of it or lag behind it: an image, subnet or
+// group resolved newer than the status (published or tagged between two
+// resyncs) would make a node the disruption controller replaces at once,
+// and one from a cached resolution older than the status a replacement
+// that drifts again. What is new is launched once the class's status shows
+// it (its resync, 1 min).
+//
+// Images and security groups come from the status as they are. Subnets are
+// the resolved ones the status also names, keeping the addresses left that
+// the fresh resolution counted; when none of the status's subnets resolves
+// any more, the resolved ones are used (the status is about to change and
+// a launch elsewhere beats none).
+func withStatus(res *Resolved, nc *awsv1.EC2NodeClass) *Resolved {
+	st := nc.Status
+	if len(st.AMIs) == 0 && len(st.SecurityGroups) == 0 && len(st.Subnets) == 0 {
 		return res
 	}
 	cp := *res // res is the resolve cache's
-	cp.AMIs = append([]awsv1.AMI(nil), nc.Status.AMIs...)
+	if len(st.AMIs) > 0 {
+		cp.AMIs = append([]awsv1.AMI(nil), st.AMIs...)
+	}
+	if len(st.SecurityGroups) > 0 {
+		cp.SecurityGroups = append([]awsv1.SecurityGroup(nil), st.SecurityGroups...)
+	}
+	if len(st.Subnets) > 0 {
+		named := map[string]bool{}
+		for _, s := range st.Subnets {
+			named[s.ID] = true
+		}
+		var kept []ResolvedSubnet
+		for _, s := range res.Subnets {
+			if named[s.ID] {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) > 0 {
+			cp.Subnets = kept
+		}
+	}
 	return &cp
 }
 

@@ -272,3 +272,59 @@ func TestLaunchRunsTheImagesTheClassStatusNames(t *testing.T) {
 	publish(3)
 	launch("c4", v2, "v3 is published, the provider resolves afresh, the status still names v2")
 }
+
+// TestLaunchUsesTheSubnetsAndGroupsTheClassStatusNames: a subnet and a
+// security group tagged for the cluster between two resyncs are not used
+// until the class's status names them, even once the provider's own
+// resolution sees them — drift compares with the status, so a launch into
+// them would be replaced at once.
+func TestLaunchUsesTheSubnetsAndGroupsTheClassStatusNames(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	nc := defaultNodeClass()
+	resync := func() {
+		t.Helper()
+		r, err := e.p.Resolve(e.ctx, nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.ApplyTo(&nc.Status)
+		e.addNodeClass(nc.DeepCopy())
+	}
+	launch := func(name string) fakeaws.Instance {
+		t.Helper()
+		got := e.create(sized(newClaim(name)))
+		in, ok := e.world.Instance(got.Status.ProviderID[strings.LastIndex(got.Status.ProviderID, "/")+1:])
+		if !ok {
+			t.Fatalf("%s: no instance for %s", name, got.Status.ProviderID)
+		}
+		return in
+	}
+	resync()
+	// Far more free addresses than any other subnet, in every zone: a
+	// launch that may use it does.
+	var fresh []string
+	for _, s := range e.world.Subnets() {
+		if s.Tags[awsv1.TagDiscovery] != "" {
+			fresh = append(fresh, e.world.AddSubnet(fakeaws.Subnet{Zone: s.Zone, CIDR: "10.1.0.0/16", FreeIPs: 65000,
+				Tags: map[string]string{awsv1.TagDiscovery: s.Tags[awsv1.TagDiscovery]}}))
+		}
+	}
+	group := e.world.AddSecurityGroup(fakeaws.SecurityGroup{Name: "extra", Description: "added between resyncs",
+		Tags: map[string]string{awsv1.TagDiscovery: nc.Spec.SecurityGroupSelectorTerms[0].Tags[awsv1.TagDiscovery]}})
+	e.clock.Step(2 * time.Minute) // past the resolve cache: the provider sees them
+	in := launch("before")
+	if slices.Contains(fresh, in.SubnetID) {
+		t.Errorf("launched into subnet %s, which the class's status does not name yet", in.SubnetID)
+	}
+	if slices.Contains(in.SecurityGroupIDs, group) {
+		t.Errorf("launched with security group %s, which the class's status does not name yet", group)
+	}
+	resync()
+	in = launch("after")
+	if !slices.Contains(fresh, in.SubnetID) {
+		t.Errorf("launched into subnet %s once the status names the roomier %v", in.SubnetID, fresh)
+	}
+	if !slices.Contains(in.SecurityGroupIDs, group) {
+		t.Errorf("launched with security groups %v once the status names %s too", in.SecurityGroupIDs, group)
+	}
+}
