@@ -53,6 +53,27 @@ func disruptedNodes(snap *Snapshot) map[string]bool {
 	return out
 }
 
+// goingAway are the names of the claims, and of their nodes and the other
+// nodes, that are deleted or marked Disrupting: targets a nomination must
+// not wait for.
+func goingAway(snap *Snapshot) map[string]bool {
+	out := disruptedNodes(snap)
+	for _, c := range snap.NodeClaims {
+		if Disrupted(c) || !c.DeletionTimestamp.IsZero() {
+			out[c.Name] = true
+			if c.Status.NodeName != "" {
+				out[c.Status.NodeName] = true
+			}
+		}
+	}
+	for _, n := range snap.Nodes {
+		if !n.DeletionTimestamp.IsZero() {
+			out[n.Name] = true
+		}
+	}
+	return out
+}
+
 // movedOff reports whether pod is one the provisioner plans elsewhere
 // because its node is disrupted.
 func movedOff(pod *corev1.Pod, disrupted map[string]bool) bool {

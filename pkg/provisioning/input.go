@@ -42,13 +42,17 @@ func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending
 	ready := readySince(snap)
 	room := newRoom(snap)
 	disrupted := disruptedNodes(snap)
+	leaving := goingAway(snap)
 	out := Pending{Held: map[string][]*corev1.Pod{}}
 	for _, pod := range snap.Pods {
 		if ok, _ := lifecycle.IsProvisionable(pod, now); !ok && !movedOff(pod, disrupted) {
 			continue
 		}
 		if target, ok := nominated(pod.UID); ok {
-			if at, isReady := ready[target]; !isReady || now.Sub(at) < NominationGrace && room.fits(target, pod) {
+			// A target going away (deleted, or marked Disrupting: an
+			// interruption or a disruption) will not run the pod: planned
+			// again at once, not when the nomination runs out.
+			if at, isReady := ready[target]; !leaving[target] && (!isReady || now.Sub(at) < NominationGrace && room.fits(target, pod)) {
 				out.Held[target] = append(out.Held[target], pod)
 				continue
 			}

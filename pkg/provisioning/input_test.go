@@ -104,6 +104,18 @@ func TestPendingPods(t *testing.T) {
 			claims:    []*nsv1.NodeClaim{claim("c1", "default", time.Second), claim("c2", "default", time.Second)},
 			nominated: map[string]string{"a": "c1", "b": "c2"},
 			wantPods:  []string{"a"}, wantLapsed: []string{"a"}, wantHeld: map[string][]string{"c2": {"b"}}},
+		// An interruption or a disruption marked the target after the pod
+		// was nominated to it (or it was deleted): nothing will run the pod
+		// there, so it is planned now, not when the nomination runs out.
+		{name: "a pod nominated to a launching claim that was deleted lapses at once",
+			pods:   []*corev1.Pod{pendingPod("a")},
+			claims: []*nsv1.NodeClaim{deleted(claim("c1", "default", -1))}, nominated: map[string]string{"a": "c1"},
+			wantPods: []string{"a"}, wantLapsed: []string{"a"}},
+		{name: "a pod nominated to the node of a claim marked Disrupting lapses at once, even within the grace",
+			pods:      []*corev1.Pod{pendingPod("a"), pendingPod("b")},
+			claims:    []*nsv1.NodeClaim{disrupting(claim("c1", "default", time.Second), true), claim("c2", "default", time.Second)},
+			nominated: map[string]string{"a": "c1-node", "b": "c2"},
+			wantPods:  []string{"a"}, wantLapsed: []string{"a"}, wantHeld: map[string][]string{"c2": {"b"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
 // Options tune the controller.
@@ -94,7 +95,15 @@ type phase func(ctx context.Context, claim *nsv1.NodeClaim) (reconcile.Result, e
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, err error) {
 	claim := &nsv1.NodeClaim{}
 	if err := c.kube.Get(ctx, req.NamespacedName, claim); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.release(req.Name)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !claim.DeletionTimestamp.IsZero() || provisioning.Disrupted(claim) {
+		// Going away: pods nominated onto it are planned again now, not when
+		// their nominations run out.
+		c.release(claim.Name, claim.Status.NodeName)
 	}
 	if !claim.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, nil // the termination controller owns deleting claims
@@ -181,3 +190,17 @@ func (c *Controller) setCondition(claim *nsv1.NodeClaim, cond metav1.Condition) 
 }
 
 func poolOf(claim *nsv1.NodeClaim) string { return claim.Labels[nsv1.LabelNodePool] }
+
+// release drops the nominations onto targets (a claim and its node) and
+// has the provisioner plan the pods they held at once.
+func (c *Controller) release(targets ...string) {
+	var released []types.UID
+	for _, t := range targets {
+		if t != "" {
+			released = append(released, c.cluster.ReleaseTarget(t)...)
+		}
+	}
+	if len(released) > 0 && c.opts.Replan != nil {
+		c.opts.Replan(released)
+	}
+}
