@@ -78,6 +78,9 @@ type working struct {
 	// replacements numbers the plan's replacement claims.
 	replacements int
 	requests     map[types.UID]resvec
+	// unitPrices are the lowest $/h per unit of cpu, memory and pod slots
+	// the pools sell (leastCostFor), computed on first use.
+	unitPrices *[3]float64
 }
 
 func newWorking(in Input) *working {

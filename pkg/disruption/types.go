@@ -185,6 +185,9 @@ const (
 	// SkipConsolidateAfter: a pod arrived or left (or the node initialized)
 	// less than consolidateAfter ago.
 	SkipConsolidateAfter SkipReason = "ConsolidateAfter"
+	// SkipRecentReplacement: the node replaced others less than ten
+	// minutes ago; consolidating it now would be launch-and-remove churn.
+	SkipRecentReplacement SkipReason = "RecentReplacement"
 	// SkipBudget: the pool's disruption budget for the reason is used up.
 	SkipBudget SkipReason = "Budget"
 	// SkipNowhereToGo: some of the node's pods fit on no other node and no new one.
