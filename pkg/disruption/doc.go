@@ -9,6 +9,8 @@
 //     of a fresh plan for their pods — remove what the budget allows
 //     (loaded nodes first, then empty ones) and launch the fresh plan's
 //     claims those pods land on; later rounds delete the rest onto them.
+//     While the loaded nodes are still within consolidateAfter, empty
+//     nodes that would pay for such a repack wait (a minute at most).
 //  1. Emptiness: nodes that run no workload pods for consolidateAfter.
 //  2. Drift: nodes that no longer match their NodePool (template hash,
 //     requirements) or their EC2NodeClass (hash, resolved AMI, subnet or

@@ -128,6 +128,43 @@ func replicaSetSurvivors(plan *scheduling.Plan, keep int) map[*corev1.Pod]bool {
 	return out
 }
 
+// twoLoadedSettling is a shape the lab measured: the scale-down left 51
+// and 49 pods on two of the eight c6g.16xlarge and emptied the rest, and
+// the two loaded nodes saw their last pod leave 2 s ago (their 5 s
+// consolidateAfter runs past the first plan) while the empty ones have
+// been empty for 10 s. Deleting the empty nodes first left two loaded
+// nodes and a budget of one, and deletion ended on one c6g.16xlarge.
+func twoLoadedSettling(tb testing.TB) (*world, []*corev1.Pod, *scheduling.NodePool) {
+	w, pods, sp := labBurst(tb, 100, func(plan *scheduling.Plan, keep int) map[*corev1.Pod]bool {
+		out := map[*corev1.Pod]bool{}
+		for i, n := range []int{51, 49} {
+			for _, p := range plan.NewClaims[i].Pods[:n] {
+				out[p] = true
+			}
+		}
+		return out
+	})
+	for _, c := range w.snap.NodeClaims {
+		c.Status.LastPodEventTime = metav1.NewTime(now.Add(-10 * time.Second))
+		if len(w.snap.PodsByNode[c.Status.NodeName]) > 0 {
+			c.Status.LastPodEventTime = metav1.NewTime(now.Add(-2 * time.Second))
+		}
+	}
+	return w, pods, sp
+}
+
+// staggeredSettling is the lab's other measured shape: pods left on most
+// of the burst's nodes, whose last pods left over a minute and a half (a
+// loaded machine's KWOK deletes 900 pods slowly), so the nodes pass
+// consolidateAfter one round apart.
+func staggeredSettling(tb testing.TB) (*world, []*corev1.Pod, *scheduling.NodePool) {
+	w, pods, sp := labBurst(tb, 100, randomSurvivors(7))
+	for i, c := range w.snap.NodeClaims {
+		c.Status.LastPodEventTime = metav1.NewTime(now.Add(time.Duration(i%4)*30*time.Second - 10*time.Second))
+	}
+	return w, pods, sp
+}
+
 // oneBigNode is where the lab's fleet settled before: the 100 pods on one
 // spot c6g.16xlarge, the only node left.
 func oneBigNode(tb testing.TB) (*world, []*corev1.Pod, *scheduling.NodePool) {
@@ -169,6 +206,8 @@ func TestLabScaleTo100Converges(t *testing.T) {
 		name  string
 		build func(testing.TB) (*world, []*corev1.Pod, *scheduling.NodePool)
 	}{
+		{"two loaded nodes settling, six empty", twoLoadedSettling},
+		{"loaded nodes settling a round apart", staggeredSettling},
 		{"replicaset scale-down", func(tb testing.TB) (*world, []*corev1.Pod, *scheduling.NodePool) {
 			return labBurst(tb, 100, replicaSetSurvivors)
 		}},
@@ -232,6 +271,17 @@ func typesOf(w *world) []string {
 	return out
 }
 
+// waiting reports whether a plan left nodes only for the time being:
+// within consolidateAfter, or held for a repack.
+func waiting(p *Plan) bool {
+	for _, s := range p.Skipped {
+		if s.Reason == SkipConsolidateAfter || s.Reason == SkipHeldForRepack {
+			return true
+		}
+	}
+	return false
+}
+
 // converged is where converge left a cluster.
 type converged struct {
 	w               *world
@@ -259,7 +309,7 @@ func converge(t *testing.T, w *world, seed int64, maxRounds int, logActions bool
 		if err != nil {
 			t.Fatalf("seed %d round %d: %v", seed, out.rounds, err)
 		}
-		if len(plan.Actions) == 0 {
+		if len(plan.Actions) == 0 && !waiting(plan) {
 			out.w = w
 			return out
 		}

@@ -72,6 +72,10 @@ func (w *working) emptiness(eligible []*nodeInfo, out *Plan) error {
 				n.name, n.pool.Name, at.UTC().Format(time.RFC3339)))
 			continue
 		}
+		if msg, held := w.heldForRepack[n.name]; held {
+			w.skip(n, SkipHeldForRepack, msg)
+			continue
+		}
 		if !w.budgeted(n, nsv1.DisruptionReasonEmpty) {
 			continue
 		}

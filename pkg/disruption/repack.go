@@ -28,11 +28,9 @@ import (
 // nodes are left their price pays for it.
 //
 // So first, per pool (before emptiness, so the pool's empty nodes can
-// take part): estimate the cheapest fleet that deleting alone could leave
-// (the fewest candidates, dearest per unit of room dropped first, whose
-// room with the spare room of the pool's other nodes holds every
-// candidate's pods: aggregate room, so an underestimate, which keeps this
-// step rare), then solve the candidates' pods from scratch (one solve).
+// take part): estimate where deleting alone would leave the fleet
+// (deletionFloor), then solve the candidates' pods from scratch (one
+// solve).
 // Only when the from-scratch plan saves at least MinSavingsShare against
 // that estimate, remove as many candidates as the budget allows — the
 // nodes that run pods first, fewest pods per dollar first, then empty
@@ -45,6 +43,11 @@ import (
 // offering, nothing in the insufficient-capacity view, the spot
 // flexibility floor, the budget) and never launches more nodes than it
 // removes.
+//
+// After a scale-down the last pods leave the loaded nodes after the empty
+// ones are past consolidateAfter; emptiness would spend the budget and the
+// price that pay for the repack, so those empty nodes wait for the loaded
+// ones (holdForRepack, at most repackHold).
 //
 // Replacements younger than replacementSettle are no consolidation
 // candidates at all (SkipRecentReplacement): a repack that counted them
@@ -62,6 +65,7 @@ const replacementSettle = 10 * time.Minute
 func (w *working) repack(eligible []*nodeInfo, out *Plan) error {
 	byPool := map[string][]*nodeInfo{}
 	held := map[string]bool{}
+	settling := map[string][]*nodeInfo{}
 	var pools []string
 	for _, n := range eligible {
 		p := n.poolName()
@@ -75,8 +79,12 @@ func (w *working) repack(eligible []*nodeInfo, out *Plan) error {
 		if at, ok := expiry(n); ok && !at.After(w.in.Now) {
 			held[p] = true
 		}
-		if w.repackable(n) {
-			byPool[p] = append(byPool[p], n)
+		if at, ok := w.repackableAt(n); ok {
+			if !at.After(w.in.Now) {
+				byPool[p] = append(byPool[p], n)
+			} else if !lifecycle.IsEmpty(n.pods) {
+				settling[p] = append(settling[p], n)
+			}
 		}
 	}
 	sort.Strings(pools)
@@ -95,31 +103,33 @@ func (w *working) repack(eligible []*nodeInfo, out *Plan) error {
 				loaded = append(loaded, n)
 			}
 		}
-		if len(loaded) == 0 {
+		if len(loaded)+len(settling[p]) == 0 {
 			continue
 		}
-		sortByPodsPerDollar(loaded)
-		a, plan, err := w.repackPool(p, append(loaded, empty...))
+		// The target is the fresh plan for every candidate's pods, also
+		// those of nodes still within consolidateAfter: they come later.
+		all := append(append(append([]*nodeInfo(nil), loaded...), settling[p]...), empty...)
+		scratch, keep, err := w.wantsRepack(p, all)
 		if err != nil {
 			return err
 		}
-		if a != nil {
-			w.commit(a, plan)
-			out.Actions = append(out.Actions, a)
+		if scratch == nil {
+			continue
+		}
+		sortByPodsPerDollar(loaded)
+		if len(loaded) > 0 {
+			a, plan := w.repackPool(p, append(loaded, empty...), len(all), scratch, keep)
+			if a != nil {
+				w.commit(a, plan)
+				out.Actions = append(out.Actions, a)
+				continue
+			}
+		}
+		if len(settling[p]) > 0 {
+			w.holdForRepack(p, empty, scratch, keep)
 		}
 	}
 	return nil
-}
-
-// repackable reports whether consolidation may take n now (the filters of
-// consolidation, without recording skips: the later steps record them).
-func (w *working) repackable(n *nodeInfo) bool {
-	if n.removed || n.received || w.youngReplacement(n) ||
-		n.pool.Spec.Disruption.ConsolidationPolicy == nsv1.ConsolidationPolicyWhenEmpty {
-		return false
-	}
-	at, ok := lifecycle.EmptySince(n.claim, n.pool)
-	return ok && !at.After(w.in.Now)
 }
 
 // youngReplacement reports whether n was launched by a disruption less
@@ -131,28 +141,70 @@ func (w *working) youngReplacement(n *nodeInfo) bool {
 	return w.in.Now.Sub(n.claim.CreationTimestamp.Time) < replacementSettle
 }
 
-// repackPool decides the repack of one pool's candidates (in the order
-// they are to go), or nil when the plain steps should have their turn.
-func (w *working) repackPool(pool string, movable []*nodeInfo) (*Action, *scheduling.Plan, error) {
+// repackHold is the longest an empty node waits for a repack of its pool.
+const repackHold = time.Minute
+
+// holdForRepack keeps the pool's empty nodes from emptiness for a while
+// when nodes with pods are still within consolidateAfter and a repack is
+// wanted: after a scale-down the last pods leave the loaded nodes after
+// the empty ones are past consolidateAfter, and emptiness would spend the
+// budget and the empty nodes' price that pay for the repack (the lab's
+// fleet ended on one c6g.16xlarge that way). An empty node is held only
+// within repackHold of becoming removable.
+func (w *working) holdForRepack(pool string, empty []*nodeInfo, scratch *scheduling.Plan, keep float64) {
+	for _, n := range empty {
+		at, _ := lifecycle.EmptySince(n.claim, n.pool)
+		if w.in.Now.Sub(at) >= repackHold {
+			continue
+		}
+		w.heldForRepack[n.name] = fmt.Sprintf("node %s is empty and held until %s for a repack of nodepool %s: its nodes with pods are still within consolidateAfter, and deleting alone would leave $%.4f/h where a fresh plan costs $%.4f/h",
+			n.name, at.Add(repackHold).UTC().Format(time.RFC3339), pool, keep, scratch.Cost())
+	}
+}
+
+// repackableAt reports whether consolidation may take n apart from
+// consolidateAfter (the filters of consolidation, without recording skips:
+// the later steps record them), and when consolidateAfter lets it.
+func (w *working) repackableAt(n *nodeInfo) (time.Time, bool) {
+	if n.removed || n.received || w.youngReplacement(n) ||
+		n.pool.Spec.Disruption.ConsolidationPolicy == nsv1.ConsolidationPolicyWhenEmpty {
+		return time.Time{}, false
+	}
+	return lifecycle.EmptySince(n.claim, n.pool)
+}
+
+// wantsRepack solves cands' pods from scratch when deleting alone would
+// not get within MinSavingsShare of a fresh plan (deletionFloor, and a
+// lower bound on the fresh plan first, to spare the solve); it returns
+// that plan when it is cheap enough, and the deletion estimate.
+func (w *working) wantsRepack(pool string, cands []*nodeInfo) (*scheduling.Plan, float64, error) {
 	in := map[string]bool{}
-	for _, n := range movable {
+	for _, n := range cands {
 		in[n.name] = true
 	}
-	allowed := min(w.budgets.allowed(pool, nsv1.DisruptionReasonUnderutilized), w.opts.MaxCandidatesPerCommand)
-	if allowed == 0 {
-		return nil, nil, nil
-	}
-	keep := w.deletionFloor(pool, movable, in)
+	keep := w.deletionFloor(pool, cands, in)
 	maxScratch := keep * (1 - w.opts.MinSavingsShare)
-	if keep == 0 || w.leastCostFor(w.needBeyondSpare(pool, movable, in)) > maxScratch {
-		return nil, nil, nil // deleting gets as far, or no fresh plan could beat it
+	if keep == 0 || w.leastCostFor(w.needBeyondSpare(pool, cands, in)) > maxScratch {
+		return nil, keep, nil // deleting gets as far, or no fresh plan could beat it
 	}
-	scratch, err := w.simulate(movable)
+	scratch, err := w.simulate(cands)
 	if err != nil {
-		return nil, nil, err
+		return nil, keep, err
 	}
 	if len(scratch.Unschedulable) > 0 || len(scratch.NewClaims) == 0 || scratch.Cost() > maxScratch {
-		return nil, nil, nil
+		return nil, keep, nil
+	}
+	return scratch, keep, nil
+}
+
+// repackPool builds the repack of the candidates that may go now (in the
+// order they are to go; total counts every candidate of the pool) toward
+// scratch, the fresh plan for every candidate's pods, or nil when the
+// budget or the savings rule do not let it.
+func (w *working) repackPool(pool string, movable []*nodeInfo, total int, scratch *scheduling.Plan, keep float64) (*Action, *scheduling.Plan) {
+	allowed := min(w.budgets.allowed(pool, nsv1.DisruptionReasonUnderutilized), w.opts.MaxCandidatesPerCommand)
+	if allowed == 0 {
+		return nil, nil
 	}
 	// Remove what the budget allows; launch the fresh plan's claims that
 	// their pods land on.
@@ -188,7 +240,7 @@ func (w *working) repackPool(pool string, movable []*nodeInfo) (*Action, *schedu
 		part.NewClaims = append(part.NewClaims, &trimmed)
 	}
 	if len(part.NewClaims) > len(s) {
-		return nil, nil, nil
+		return nil, nil
 	}
 	m := MethodMultiNodeConsolidation
 	if len(s) == 1 {
@@ -196,16 +248,16 @@ func (w *working) repackPool(pool string, movable []*nodeInfo) (*Action, *schedu
 	}
 	a := w.newAction(m, nsv1.DisruptionReasonUnderutilized, s, "underutilized")
 	why := fmt.Sprintf("the pool's %d candidates are the wrong shape for their %d pods: keeping the fewest that hold them costs $%.4f/h, a fresh plan $%.4f/h",
-		len(movable), len(w.podsOf(movable)), keep, scratch.Cost())
+		total, scratch.PodCount(), keep, scratch.Cost())
 	who := describeAll(s)
 	if len(part.NewClaims) == 0 {
 		a.Savings = price
 		a.Message = fmt.Sprintf("%s: %s; their pods fit on other nodes, deleting saves $%.4f/h", who, why, price)
-		return a, part, nil
+		return a, part
 	}
 	repl, _, _ := w.narrowAll(part.NewClaims, s, price*(1-w.opts.MinSavingsShare))
 	if repl == nil {
-		return nil, nil, nil
+		return nil, nil
 	}
 	for _, cp := range repl {
 		a.Replacements = append(a.Replacements, w.rename(cp))
@@ -214,7 +266,7 @@ func (w *working) repackPool(pool string, movable []*nodeInfo) (*Action, *schedu
 	a.Savings = price - a.ReplacementPrice()
 	a.Message = fmt.Sprintf("%s: %s; launching %d nodes of that plan (from $%.4f/h) for their %d pods saves $%.4f/h",
 		who, why, len(repl), a.ReplacementPrice(), len(a.Pods), a.Savings)
-	return a, part, nil
+	return a, part
 }
 
 func (w *working) podsOf(ns []*nodeInfo) []*corev1.Pod {
@@ -251,51 +303,59 @@ func (w *working) needBeyondSpare(pool string, cands []*nodeInfo, in map[string]
 	return need
 }
 
-// deletionFloor estimates the cheapest fleet deletions alone could leave
-// of cands: drop candidates, dearest per unit of room first, while the room
-// of those left plus the spare room of the pool's other nodes still holds
-// every candidate's pods in aggregate (no bin packing, so an
-// underestimate), and sum the prices of those left.
+// deletionFloor estimates where deleting alone would leave cands: drop
+// candidates while the room of those left plus the spare room of the
+// pool's other nodes still holds every candidate's pods in aggregate (no
+// bin packing), and sum the prices of those left. Two orders, and the
+// dearer result: plain consolidation's own (fewest pods per dollar first,
+// so it keeps the nodes with the most pods per dollar: the lab's fleet held
+// a c6g.12xlarge and a c6g.2xlarge, $0.51/h together, yet deletion ended on
+// a c6g.16xlarge, $0.56/h), and dearest per unit of room first (the 1,500-
+// to-150 scale-down, seed 42, strands a replacement that way).
 func (w *working) deletionFloor(pool string, cands []*nodeInfo, in map[string]bool) float64 {
 	need := w.needBeyondSpare(pool, cands, in)
 	if need.isZero() {
 		return 0
 	}
-	type room struct {
-		n   *nodeInfo
-		cap resvec
-		per float64 // price per unit of room, room measured against need
-	}
-	rooms := make([]room, 0, len(cands))
-	var total resvec
+	caps := map[string]resvec{}
+	perRoom := map[string]float64{}
 	for _, n := range cands {
-		en := w.base[n.name]
-		if en == nil {
-			continue
+		var c resvec
+		if en := w.base[n.name]; en != nil {
+			c = w.spare(en)
+			c.add(w.need(n.movable))
 		}
-		c := w.spare(en)
-		c.add(w.need(n.movable))
+		caps[n.name] = c
 		units := 0.0
 		for d := range c {
 			if need[d] > 0 {
 				units += float64(c[d]) / float64(need[d])
 			}
 		}
-		rooms = append(rooms, room{n: n, cap: c, per: n.price / max(units, 1e-9)})
-		total.add(c)
+		perRoom[n.name] = n.price / max(units, 1e-9)
 	}
-	sort.SliceStable(rooms, func(i, j int) bool { return rooms[i].per > rooms[j].per })
-	kept := 0.0
-	for _, r := range rooms {
-		var without resvec
-		for d := range total {
-			without[d] = total[d] - r.cap[d]
+	keep := func(order []*nodeInfo) float64 {
+		var total resvec
+		for _, n := range order {
+			total.add(caps[n.name])
 		}
-		if need.fits(without) {
-			total = without
-			continue
+		kept := 0.0
+		for _, n := range order {
+			var without resvec
+			for d := range total {
+				without[d] = total[d] - caps[n.name][d]
+			}
+			if need.fits(without) {
+				total = without
+				continue
+			}
+			kept += n.price
 		}
-		kept += r.n.price
+		return kept
 	}
-	return kept
+	byPods := append([]*nodeInfo(nil), cands...)
+	sortByPodsPerDollar(byPods)
+	byRoom := append([]*nodeInfo(nil), cands...)
+	sort.SliceStable(byRoom, func(i, j int) bool { return perRoom[byRoom[i].name] > perRoom[byRoom[j].name] })
+	return max(keep(byPods), keep(byRoom))
 }

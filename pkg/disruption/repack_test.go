@@ -84,6 +84,29 @@ func TestRepack(t *testing.T) {
 			want: []string{"MultiNodeConsolidation[p-01 p-12 p-13]+2"},
 		},
 		{
+			name: "empty nodes wait for the loaded one to pass consolidateAfter, to pay for its repack",
+			build: func() Input {
+				w := newWorld(pool("p", consolidateAfter("5s")))
+				pods(w, w.node("p", "large", "zone-a", od, lastPodEvent(2*time.Second)), 10)
+				w.node("p", "large", "zone-a", od, lastPodEvent(10*time.Second))
+				w.node("p", "large", "zone-a", od, lastPodEvent(10*time.Second))
+				return w.input()
+			},
+			wantSkips: map[string]SkipReason{"p-01": SkipConsolidateAfter, "p-12": SkipHeldForRepack, "p-13": SkipHeldForRepack},
+		},
+		{
+			name: "an empty node is held a minute at most",
+			build: func() Input {
+				w := newWorld(pool("p", consolidateAfter("5s")))
+				pods(w, w.node("p", "large", "zone-a", od, lastPodEvent(2*time.Second)), 10)
+				w.node("p", "large", "zone-a", od, lastPodEvent(70*time.Second))
+				w.node("p", "large", "zone-a", od, lastPodEvent(10*time.Second))
+				return w.input()
+			},
+			want:      []string{"Emptiness[p-12]"},
+			wantSkips: map[string]SkipReason{"p-01": SkipConsolidateAfter, "p-13": SkipHeldForRepack},
+		},
+		{
 			name: "churn: a lone node is not split in two (a repack never adds nodes)",
 			build: func() Input {
 				w := newWorld(pool("p"))
