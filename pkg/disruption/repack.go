@@ -182,7 +182,7 @@ func (w *working) wantsRepack(pool string, cands []*nodeInfo) (*scheduling.Plan,
 	for _, n := range cands {
 		in[n.name] = true
 	}
-	keep := w.deletionFloor(pool, cands, in)
+	keep, _ := w.deletionFloor(pool, cands, in)
 	maxScratch := keep * (1 - w.opts.MinSavingsShare)
 	if keep == 0 || w.leastCostFor(w.needBeyondSpare(pool, cands, in)) > maxScratch {
 		return nil, keep, nil // deleting gets as far, or no fresh plan could beat it
@@ -240,6 +240,11 @@ func (w *working) repackPool(pool string, movable []*nodeInfo, total int, scratc
 		part.NewClaims = append(part.NewClaims, &trimmed)
 	}
 	if len(part.NewClaims) > len(s) {
+		return nil, nil
+	}
+	if len(s) == 1 && len(part.NewClaims) == 1 {
+		// One node for one: single-node consolidation's move, which
+		// leaves the budget to emptiness first.
 		return nil, nil
 	}
 	m := MethodMultiNodeConsolidation
@@ -311,11 +316,12 @@ func (w *working) needBeyondSpare(pool string, cands []*nodeInfo, in map[string]
 // so it keeps the nodes with the most pods per dollar: the lab's fleet held
 // a c6g.12xlarge and a c6g.2xlarge, $0.51/h together, yet deletion ended on
 // a c6g.16xlarge, $0.56/h), and dearest per unit of room first (the 1,500-
-// to-150 scale-down, seed 42, strands a replacement that way).
-func (w *working) deletionFloor(pool string, cands []*nodeInfo, in map[string]bool) float64 {
+// to-150 scale-down, seed 42, strands a replacement that way). It also
+// returns how many nodes that leaves.
+func (w *working) deletionFloor(pool string, cands []*nodeInfo, in map[string]bool) (float64, int) {
 	need := w.needBeyondSpare(pool, cands, in)
 	if need.isZero() {
-		return 0
+		return 0, 0
 	}
 	caps := map[string]resvec{}
 	perRoom := map[string]float64{}
@@ -334,12 +340,12 @@ func (w *working) deletionFloor(pool string, cands []*nodeInfo, in map[string]bo
 		}
 		perRoom[n.name] = n.price / max(units, 1e-9)
 	}
-	keep := func(order []*nodeInfo) float64 {
+	keep := func(order []*nodeInfo) (float64, int) {
 		var total resvec
 		for _, n := range order {
 			total.add(caps[n.name])
 		}
-		kept := 0.0
+		kept, count := 0.0, 0
 		for _, n := range order {
 			var without resvec
 			for d := range total {
@@ -350,12 +356,18 @@ func (w *working) deletionFloor(pool string, cands []*nodeInfo, in map[string]bo
 				continue
 			}
 			kept += n.price
+			count++
 		}
-		return kept
+		return kept, count
 	}
 	byPods := append([]*nodeInfo(nil), cands...)
 	sortByPodsPerDollar(byPods)
 	byRoom := append([]*nodeInfo(nil), cands...)
 	sort.SliceStable(byRoom, func(i, j int) bool { return perRoom[byRoom[i].name] > perRoom[byRoom[j].name] })
-	return max(keep(byPods), keep(byRoom))
+	p1, n1 := keep(byPods)
+	p2, n2 := keep(byRoom)
+	if p2 > p1 {
+		return p2, n2
+	}
+	return p1, n1
 }
