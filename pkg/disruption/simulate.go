@@ -105,7 +105,7 @@ func (w *working) consolidate(cands []*nodeInfo, m Method) (*Action, *scheduling
 		}
 	}
 	maxPrice := price * (1 - w.opts.MinSavingsShare)
-	repl, reason, msg := w.narrowAll(plan.NewClaims, cands, maxPrice)
+	repl, reason, msg := w.narrowAll(plan.NewClaims, cands, maxPrice, w.opts.MinSpotOptions)
 	if repl == nil {
 		return nil, nil, reason, who + ": " + msg, nil
 	}
@@ -131,9 +131,9 @@ func (w *working) consolidate(cands []*nodeInfo, m Method) (*Action, *scheduling
 // its share of maxPrice, the share its cheapest option has of the claims'
 // cheapest total: whichever options launch, together they cost at most
 // maxPrice. One claim gets all of maxPrice.
-func (w *working) narrowAll(claims []*scheduling.ClaimPlan, cands []*nodeInfo, maxPrice float64) ([]*scheduling.ClaimPlan, SkipReason, string) {
+func (w *working) narrowAll(claims []*scheduling.ClaimPlan, cands []*nodeInfo, maxPrice float64, minSpot int) ([]*scheduling.ClaimPlan, SkipReason, string) {
 	if len(claims) == 1 {
-		cp, reason, msg := w.narrow(claims[0], cands, maxPrice)
+		cp, reason, msg := w.narrow(claims[0], cands, maxPrice, minSpot)
 		if cp == nil {
 			return nil, reason, msg
 		}
@@ -149,7 +149,7 @@ func (w *working) narrowAll(claims []*scheduling.ClaimPlan, cands []*nodeInfo, m
 	}
 	out := make([]*scheduling.ClaimPlan, 0, len(claims))
 	for i, cp := range claims {
-		narrowed, reason, msg := w.narrow(cp, cands, maxPrice*cp.Price()/total)
+		narrowed, reason, msg := w.narrow(cp, cands, maxPrice*cp.Price()/total, minSpot)
 		if narrowed == nil {
 			return nil, reason, fmt.Sprintf("new node %d of %d: %s", i+1, len(claims), msg)
 		}
@@ -164,8 +164,8 @@ func (w *working) narrowAll(claims []*scheduling.ClaimPlan, cands []*nodeInfo, m
 // candidate's instance type unless cheaper than that candidate (replacing
 // A and B by another A is deleting B with extra churn), not in the
 // insufficient-capacity view; spot-to-spot only behind the gate and with
-// MinSpotOptions options left; the pool's minValues still met.
-func (w *working) narrow(cp *scheduling.ClaimPlan, cands []*nodeInfo, maxPrice float64) (*scheduling.ClaimPlan, SkipReason, string) {
+// minSpot options left; the pool's minValues still met.
+func (w *working) narrow(cp *scheduling.ClaimPlan, cands []*nodeInfo, maxPrice float64, minSpot int) (*scheduling.ClaimPlan, SkipReason, string) {
 	same := map[[3]string]bool{}
 	typePrice := map[string]float64{}
 	allSpot := true
@@ -198,8 +198,8 @@ func (w *working) narrow(cp *scheduling.ClaimPlan, cands []*nodeInfo, maxPrice f
 		if !w.opts.SpotToSpotConsolidation {
 			return nil, SkipSpotToSpotDisabled, fmt.Sprintf("only a spot-to-spot replacement (from $%.4f/h) would save, and the SpotToSpotConsolidation feature gate is off", kept[0].Price)
 		}
-		if len(kept) < w.opts.MinSpotOptions {
-			return nil, SkipSpotToSpotFlexibility, fmt.Sprintf("the spot-to-spot replacement would keep %d spot options cheaper than $%.4f/h, fewer than %d", len(kept), maxPrice, w.opts.MinSpotOptions)
+		if len(kept) < minSpot {
+			return nil, SkipSpotToSpotFlexibility, fmt.Sprintf("the spot-to-spot replacement would keep %d spot options cheaper than $%.4f/h, fewer than %d", len(kept), maxPrice, minSpot)
 		}
 	}
 	out := *cp
