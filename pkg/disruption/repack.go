@@ -151,8 +151,12 @@ const repackHold = time.Minute
 // the empty ones are past consolidateAfter, and emptiness would spend the
 // budget and the empty nodes' price that pay for the repack (the lab's
 // fleet ended on one c6g.16xlarge that way). An empty node is held only
-// within repackHold of becoming removable.
+// within repackHold of becoming removable, and only while the budget
+// allows the two or more nodes a repack takes.
 func (w *working) holdForRepack(pool string, empty []*nodeInfo, scratch *scheduling.Plan, keep float64) {
+	if w.budgets.allowed(pool, nsv1.DisruptionReasonUnderutilized) < 2 {
+		return // a repack of one node is no repack (repackPool); emptiness goes on
+	}
 	for _, n := range empty {
 		at, _ := lifecycle.EmptySince(n.claim, n.pool)
 		if w.in.Now.Sub(at) >= repackHold {
