@@ -72,12 +72,23 @@ func scaledDown(tb testing.TB, burst, keep int, seed int64) (*world, []*corev1.P
 	for _, p := range pods[:keep] {
 		kept[p] = true
 	}
+	return w, launchPlan(w, np, plan, kept)
+}
+
+// launchPlan adds the solver plan's claims to w as registered nodes of
+// their cheapest option (initialized an hour ago), named burst-NNNN, and
+// binds the kept pods where the plan put them; it returns those pods by
+// name.
+func launchPlan(w *world, np *nsv1.NodePool, plan *scheduling.Plan, kept map[*corev1.Pod]bool) []*corev1.Pod {
 	var remaining []*corev1.Pod
 	for i, cp := range plan.NewClaims {
 		o := cp.Options[0]
 		name := fmt.Sprintf("burst-%04d", i)
 		claim := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(now.Add(-2 * time.Hour)),
 			Labels: o.InstanceType.LabelsFor(catalog.Offering{Zone: o.Zone, CapacityType: o.CapacityType}), Annotations: map[string]string{}}}
+		for k, v := range np.Spec.Template.ObjectMeta.Labels {
+			claim.Labels[k] = v
+		}
 		claim.Labels[nsv1.LabelNodePool] = np.Name
 		claim.Spec.NodeClassRef = np.Spec.Template.Spec.NodeClassRef
 		claim.Spec.ExpireAfter = nsv1.MustParseNillableDuration("720h")
@@ -105,7 +116,7 @@ func scaledDown(tb testing.TB, burst, keep int, seed int64) (*world, []*corev1.P
 		}
 	}
 	sort.Slice(remaining, func(i, j int) bool { return remaining[i].Name < remaining[j].Name })
-	return w, remaining
+	return remaining
 }
 
 // clusterCost is the cluster's $/h before a plan, and after it (the
@@ -225,12 +236,18 @@ func carryOut(w *world, ww *working, plan *Plan) *world {
 		for _, r := range a.Replacements {
 			o := r.Options[0]
 			name := r.Name
-			claim := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(now),
-				Labels: o.InstanceType.LabelsFor(catalog.Offering{Zone: o.Zone, CapacityType: o.CapacityType}), Annotations: map[string]string{}}}
+			// Launched when the plan was made, as a disruption's
+			// replacement (the controller stamps the command).
+			claim := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(ww.in.Now),
+				Labels:      o.InstanceType.LabelsFor(catalog.Offering{Zone: o.Zone, CapacityType: o.CapacityType}),
+				Annotations: map[string]string{nsv1.AnnotationReplacementFor: "command-" + name}}}
+			for k, v := range r.Labels {
+				claim.Labels[k] = v
+			}
 			claim.Labels[nsv1.LabelNodePool] = r.NodePool
 			claim.Status = nsv1.NodeClaimStatus{NodeName: name, ProviderID: "aws:///" + o.Zone + "/i-" + name,
 				InstanceType: o.InstanceType.Name, Zone: o.Zone, CapacityType: o.CapacityType, Allocatable: o.InstanceType.Allocatable()}
-			lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.NewTime(now))
+			lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.NewTime(ww.in.Now))
 			labels := map[string]string{corev1.LabelHostname: name}
 			for k, v := range claim.Labels {
 				labels[k] = v

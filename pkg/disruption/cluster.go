@@ -78,6 +78,11 @@ type working struct {
 	// replacements numbers the plan's replacement claims.
 	replacements int
 	requests     map[types.UID]resvec
+	// unitPrices are the lowest $/h per unit of cpu, memory and pod slots
+	// the pools sell (leastCostFor), computed on first use.
+	unitPrices *[3]float64
+	// heldForRepack are empty nodes emptiness leaves for a repack, with why.
+	heldForRepack map[string]string
 }
 
 func newWorking(in Input) *working {
@@ -88,6 +93,7 @@ func newWorking(in Input) *working {
 		poolObjs: map[string]*nsv1.NodePool{}, nominatedTargets: map[string]bool{},
 		commands: map[string]bool{}, skips: map[string]Skip{}, requests: map[types.UID]resvec{},
 		compact: topologyFree(in.Snapshot.Pods), compactCache: map[string]*scheduling.ExistingNode{},
+		heldForRepack: map[string]string{},
 	}
 	nominated := in.Nominated
 	if nominated == nil {

@@ -4,6 +4,13 @@
 // insufficient-capacity view, node classes, now) it proposes the voluntary
 // disruptions worth making, in this order:
 //
+//  0. Repacking (repack.go): when a pool's nodes are the wrong shape for
+//     what is left — deleting alone could not get within MinSavingsShare
+//     of a fresh plan for their pods — remove what the budget allows
+//     (loaded nodes first, then empty ones) and launch the fresh plan's
+//     claims those pods land on; later rounds delete the rest onto them.
+//     While the loaded nodes are still within consolidateAfter, empty
+//     nodes that would pay for such a repack wait (a minute at most).
 //  1. Emptiness: nodes that run no workload pods for consolidateAfter.
 //  2. Drift: nodes that no longer match their NodePool (template hash,
 //     requirements) or their EC2NodeClass (hash, resolved AMI, subnet or
@@ -38,9 +45,12 @@
 // offering in the insufficient-capacity view; spot-to-spot replacements need
 // the SpotToSpotConsolidation gate and at least MinSpotOptions spot options.
 // Candidates younger than consolidateAfter (since the last pod event or
-// initialization), nodes or pods marked nodesmith.sh/do-not-disrupt, pods a
-// PodDisruptionBudget does not let go, and nodes whose pods have nowhere to
-// go are skipped, each with a typed SkipReason and a message.
+// initialization), replacements launched less than ten minutes ago (no
+// launch and remove within the same ten minutes), nodes or pods marked
+// nodesmith.sh/do-not-disrupt, pods a PodDisruptionBudget does not let go,
+// and nodes whose pods have nowhere to go are skipped, each with a typed
+// SkipReason and a message. A consolidation launches at most one node,
+// except a repack, which launches no more nodes than it removes.
 //
 // Budgets (pkg/disruption/budget) are counted per NodePool and reason; the
 // nodes already disrupting or being deleted, and those of earlier actions

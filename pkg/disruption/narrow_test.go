@@ -103,7 +103,7 @@ func TestNarrow(t *testing.T) {
 			}
 			before := len(tt.cp.Options)
 			beforeReq := tt.cp.Requirements.Get(corev1.LabelInstanceTypeStable).String()
-			got, reason, msg := w.narrow(tt.cp, tt.cands, price*0.9)
+			got, reason, msg := w.narrow(tt.cp, tt.cands, price*0.9, w.opts.MinSpotOptions)
 			if len(tt.cp.Options) != before || tt.cp.Requirements.Get(corev1.LabelInstanceTypeStable).String() != beforeReq {
 				t.Errorf("narrow modified the solver's claim plan")
 			}

@@ -10,9 +10,11 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
-// Compute proposes the plan's actions: emptiness, drift, expiration,
-// multi-node then single-node consolidation, each within the budgets and
-// each seeing the pods earlier actions moved. It is deterministic.
+// Compute proposes the plan's actions: a repack toward the from-scratch
+// plan where the fleet's shape calls for one (repack.go), emptiness,
+// drift, expiration, multi-node then single-node consolidation, each within
+// the budgets and each seeing the pods earlier actions moved. It is
+// deterministic.
 func Compute(in Input) (*Plan, error) {
 	plan, _, err := compute(in)
 	return plan, err
@@ -40,7 +42,7 @@ func compute(in Input) (*Plan, *working, error) {
 		}
 		eligible = append(eligible, n)
 	}
-	for _, step := range []func([]*nodeInfo, *Plan) error{w.emptiness, w.drift, w.expiration, w.consolidation} {
+	for _, step := range []func([]*nodeInfo, *Plan) error{w.repack, w.emptiness, w.drift, w.expiration, w.consolidation} {
 		if err := step(eligible, out); err != nil {
 			return nil, nil, err
 		}
@@ -68,6 +70,10 @@ func (w *working) emptiness(eligible []*nodeInfo, out *Plan) error {
 		if at.After(w.in.Now) {
 			w.skip(n, SkipConsolidateAfter, fmt.Sprintf("node %s is empty; nodepool %s's consolidateAfter lets it go at %s",
 				n.name, n.pool.Name, at.UTC().Format(time.RFC3339)))
+			continue
+		}
+		if msg, held := w.heldForRepack[n.name]; held {
+			w.skip(n, SkipHeldForRepack, msg)
 			continue
 		}
 		if !w.budgeted(n, nsv1.DisruptionReasonEmpty) {

@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"math"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -153,6 +154,39 @@ func (w *working) cheaperTypeHolds(need resvec, maxPrice float64) bool {
 		}
 	}
 	return false
+}
+
+// leastCostFor is a lower bound on what new nodes holding need cost
+// together, however many: for each resource, need times the lowest price
+// per unit of it any type of a usable pool sells (cheapest available
+// offering over allocatable), the largest of those.
+func (w *working) leastCostFor(need resvec) float64 {
+	if w.unitPrices == nil {
+		w.unitPrices = &[3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+		for _, p := range w.pools {
+			for _, it := range p.InstanceTypes {
+				price := math.Inf(1)
+				for _, o := range it.Offerings {
+					if o.Available {
+						price = math.Min(price, o.Price)
+					}
+				}
+				alloc := fromList(it.Allocatable())
+				for d := range alloc {
+					if alloc[d] > 0 {
+						w.unitPrices[d] = math.Min(w.unitPrices[d], price/float64(alloc[d]))
+					}
+				}
+			}
+		}
+	}
+	least := 0.0
+	for d := range need {
+		if need[d] > 0 {
+			least = math.Max(least, float64(need[d])*w.unitPrices[d])
+		}
+	}
+	return least
 }
 
 func cheapEnough(it *catalog.InstanceType, maxPrice float64) bool {

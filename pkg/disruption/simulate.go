@@ -87,13 +87,15 @@ func (w *working) consolidate(cands []*nodeInfo, m Method) (*Action, *scheduling
 		price += c.price
 	}
 	a := w.newAction(m, nsv1.DisruptionReasonUnderutilized, cands, "underutilized")
-	switch len(plan.NewClaims) {
-	case 0:
+	if len(plan.NewClaims) == 0 {
 		a.Savings = price
 		a.Message = fmt.Sprintf("%s: underutilized, their %d pods fit on other nodes; deleting saves $%.4f/h", who, len(a.Pods), price)
 		return a, plan, "", "", nil
-	case 1:
-	default:
+	}
+	if len(plan.NewClaims) > 1 {
+		// Karpenter's rule: more new nodes would need the solver's
+		// placement to be carried out as planned across several launches
+		// (repack.go takes that path when the fleet's shape calls for it).
 		return nil, nil, SkipNotCheaper, fmt.Sprintf("%s: the pods would need %d new nodes, and a consolidation launches at most one", who, len(plan.NewClaims)), nil
 	}
 	for _, c := range cands {
@@ -103,16 +105,57 @@ func (w *working) consolidate(cands []*nodeInfo, m Method) (*Action, *scheduling
 		}
 	}
 	maxPrice := price * (1 - w.opts.MinSavingsShare)
-	cp, reason, msg := w.narrow(plan.NewClaims[0], cands, maxPrice)
-	if cp == nil {
+	repl, reason, msg := w.narrowAll(plan.NewClaims, cands, maxPrice, w.opts.MinSpotOptions)
+	if repl == nil {
 		return nil, nil, reason, who + ": " + msg, nil
 	}
-	cp = w.rename(cp)
-	a.Replacements = []*scheduling.ClaimPlan{cp}
-	a.Savings = price - cp.Price()
-	a.Message = fmt.Sprintf("%s: underutilized; replacing with one %s node (%d options from $%.4f/h, at most $%.4f/h) for their %d pods saves $%.4f/h",
-		who, cp.Options[0].CapacityType, len(cp.Options), cp.Price(), cp.Options[len(cp.Options)-1].Price, len(a.Pods), a.Savings)
+	most := 0.0
+	for _, cp := range repl {
+		cp = w.rename(cp)
+		a.Replacements = append(a.Replacements, cp)
+		most += cp.Options[len(cp.Options)-1].Price
+	}
+	a.Savings = price - a.ReplacementPrice()
+	if len(repl) == 1 {
+		cp := a.Replacements[0]
+		a.Message = fmt.Sprintf("%s: underutilized; replacing with one %s node (%d options from $%.4f/h, at most $%.4f/h) for their %d pods saves $%.4f/h",
+			who, cp.Options[0].CapacityType, len(cp.Options), cp.Price(), most, len(a.Pods), a.Savings)
+	} else {
+		a.Message = fmt.Sprintf("%s: underutilized; replacing with %d %s nodes (from $%.4f/h, at most $%.4f/h together) for their %d pods saves $%.4f/h",
+			who, len(repl), repl[0].Options[0].CapacityType, a.ReplacementPrice(), most, len(a.Pods), a.Savings)
+	}
 	return a, plan, "", "", nil
+}
+
+// narrowAll narrows each of a consolidation's new claims (see narrow) to
+// its share of maxPrice, the share its cheapest option has of the claims'
+// cheapest total: whichever options launch, together they cost at most
+// maxPrice. One claim gets all of maxPrice.
+func (w *working) narrowAll(claims []*scheduling.ClaimPlan, cands []*nodeInfo, maxPrice float64, minSpot int) ([]*scheduling.ClaimPlan, SkipReason, string) {
+	if len(claims) == 1 {
+		cp, reason, msg := w.narrow(claims[0], cands, maxPrice, minSpot)
+		if cp == nil {
+			return nil, reason, msg
+		}
+		return []*scheduling.ClaimPlan{cp}, "", ""
+	}
+	total := 0.0
+	for _, cp := range claims {
+		total += cp.Price()
+	}
+	if total > maxPrice {
+		return nil, SkipNotCheaper, fmt.Sprintf("no replacement saves %.0f%%: the %d new nodes the pods need cost at least $%.4f/h together, and must cost at most $%.4f/h",
+			100*w.opts.MinSavingsShare, len(claims), total, maxPrice)
+	}
+	out := make([]*scheduling.ClaimPlan, 0, len(claims))
+	for i, cp := range claims {
+		narrowed, reason, msg := w.narrow(cp, cands, maxPrice*cp.Price()/total, minSpot)
+		if narrowed == nil {
+			return nil, reason, fmt.Sprintf("new node %d of %d: %s", i+1, len(claims), msg)
+		}
+		out = append(out, narrowed)
+	}
+	return out, "", ""
 }
 
 // narrow keeps the launch options of a consolidation's replacement that may
@@ -121,8 +164,8 @@ func (w *working) consolidate(cands []*nodeInfo, m Method) (*Action, *scheduling
 // candidate's instance type unless cheaper than that candidate (replacing
 // A and B by another A is deleting B with extra churn), not in the
 // insufficient-capacity view; spot-to-spot only behind the gate and with
-// MinSpotOptions options left; the pool's minValues still met.
-func (w *working) narrow(cp *scheduling.ClaimPlan, cands []*nodeInfo, maxPrice float64) (*scheduling.ClaimPlan, SkipReason, string) {
+// minSpot options left; the pool's minValues still met.
+func (w *working) narrow(cp *scheduling.ClaimPlan, cands []*nodeInfo, maxPrice float64, minSpot int) (*scheduling.ClaimPlan, SkipReason, string) {
 	same := map[[3]string]bool{}
 	typePrice := map[string]float64{}
 	allSpot := true
@@ -155,8 +198,8 @@ func (w *working) narrow(cp *scheduling.ClaimPlan, cands []*nodeInfo, maxPrice f
 		if !w.opts.SpotToSpotConsolidation {
 			return nil, SkipSpotToSpotDisabled, fmt.Sprintf("only a spot-to-spot replacement (from $%.4f/h) would save, and the SpotToSpotConsolidation feature gate is off", kept[0].Price)
 		}
-		if len(kept) < w.opts.MinSpotOptions {
-			return nil, SkipSpotToSpotFlexibility, fmt.Sprintf("the spot-to-spot replacement would keep %d spot options cheaper than $%.4f/h, fewer than %d", len(kept), maxPrice, w.opts.MinSpotOptions)
+		if len(kept) < minSpot {
+			return nil, SkipSpotToSpotFlexibility, fmt.Sprintf("the spot-to-spot replacement would keep %d spot options cheaper than $%.4f/h, fewer than %d", len(kept), maxPrice, minSpot)
 		}
 	}
 	out := *cp

@@ -185,6 +185,13 @@ const (
 	// SkipConsolidateAfter: a pod arrived or left (or the node initialized)
 	// less than consolidateAfter ago.
 	SkipConsolidateAfter SkipReason = "ConsolidateAfter"
+	// SkipRecentReplacement: the node replaced others less than ten
+	// minutes ago; consolidating it now would be launch-and-remove churn.
+	SkipRecentReplacement SkipReason = "RecentReplacement"
+	// SkipHeldForRepack: the node is empty and waits (at most a minute) for
+	// its pool's nodes with pods to pass consolidateAfter, to pay for a
+	// repack with them.
+	SkipHeldForRepack SkipReason = "HeldForRepack"
 	// SkipBudget: the pool's disruption budget for the reason is used up.
 	SkipBudget SkipReason = "Budget"
 	// SkipNowhereToGo: some of the node's pods fit on no other node and no new one.

@@ -15,58 +15,96 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
-// scaleTo100Consolidates scales the 1,000-pod burst down to 100 and waits
-// until consolidation has settled (pods all Running, no NodeClaim change for
-// 45 s), then compares the fleet with a fresh plan for the 100 pods (the lab
-// turns the SpotToSpotConsolidation gate on: its pool is spot only).
+// scaleTo100Consolidates scales the 1,000-pod burst down to 100, waits until
+// the fleet (live claims at their launch price, all 100 pods Running) is
+// within 10 % of a fresh plan for the 100 pods and then until no claim comes
+// or goes for 45 s (converged, not passing through), and logs how long that
+// took, what runs and what was launched and removed (the lab turns the
+// SpotToSpotConsolidation gate on: its pool is spot only).
 //
-// The target is within 10 % of the fresh plan. Measured: the fleet
-// settles on one c6g.16xlarge ($0.56/h) for 50 cpu of pods, where a fresh
-// plan takes two smaller nodes ($0.46/h, +22 %): no single replacement is
-// cheaper (a c6g.12xlarge does not hold 50 cpu), and a consolidation
-// launches at most one replacement, as Karpenter's does, to bound churn.
-// The assertion holds the fleet to 30 % — what that rule can reach here —
-// and the figure is logged and recorded; the simulator's 1,500→150
-// scenario, with room to consolidate into, ends within 10 %.
+// The target: within 10 % of the fresh plan. The scale-down leaves
+// the 100 pods on a few of the burst's eight c6g.16xlarge (the ReplicaSet
+// deletes pods from the nodes that run the most first) and the rest empty.
+// Deleting alone would end on one c6g.16xlarge ($0.56/h, +22 %), from where
+// no action can keep its savings; the planner's repack (pkg/disruption
+// repack.go) instead removes the loaded nodes with empty ones while those
+// still pay for it and launches the fresh plan's claims.
 func scaleTo100Consolidates(t *testing.T) {
 	fresh, freshNodes := freshPlan(t, 100)
 	start := time.Now()
-	before := len(claimsOf(t, spotPool))
+	var beforeNames []string
+	for _, c := range claimsOf(t, spotPool) {
+		beforeNames = append(beforeNames, c.Name)
+	}
+	before := len(beforeNames)
 	scale(t, "web", 100)
-	var fleet float64
-	var nodes int
-	last, stableSince := "", time.Now()
-	waitFor(t, 5*time.Minute, "consolidation settled", func() error {
+	// state is the live (not deleting) claims' $/h and count, every claim's
+	// name, and whether every claim is live and the 100 pods run.
+	state := func() (fleet float64, nodes int, names string, calm bool, err error) {
 		claims := claimsOf(t, spotPool)
-		fleet, nodes = 0, 0
-		names := ""
 		for _, c := range claims {
 			names += c.Name + " "
 			if !c.DeletionTimestamp.IsZero() {
 				continue
 			}
-			p, err := strconv.ParseFloat(c.Status.Price, 64)
-			if err != nil {
-				return fmt.Errorf("nodeclaim %s price %q: %v", c.Name, c.Status.Price, err)
+			p, perr := strconv.ParseFloat(c.Status.Price, 64)
+			if perr != nil {
+				return 0, 0, "", false, fmt.Errorf("nodeclaim %s price %q: %v", c.Name, c.Status.Price, perr)
 			}
 			fleet += p
 			nodes++
 		}
-		if names != last {
-			last, stableSince = names, time.Now()
-		}
 		running, _, _ := podsOf(t, "web")
-		if running != 100 || nodes >= before || len(claims) != nodes || time.Since(stableSince) < 45*time.Second {
-			return fmt.Errorf("%d nodeclaims (%d before) at $%.4f/h, %d pods running", len(claims), before, fleet, running)
+		return fleet, nodes, names, running == 100 && len(claims) == nodes, nil
+	}
+	var fleet float64
+	var nodes int
+	waitFor(t, 5*time.Minute, "the fleet within 10 % of a fresh plan", func() error {
+		var calm bool
+		var err error
+		if fleet, nodes, _, calm, err = state(); err != nil {
+			return err
+		}
+		if !calm || fleet > 1.10*fresh {
+			return fmt.Errorf("%d live nodeclaims (%d before) at $%.4f/h; a fresh plan costs $%.4f/h", nodes, before, fleet, fresh)
 		}
 		return nil
 	})
-	took := stableSince.Sub(start)
-	t.Logf("1,000 → 100 pods: consolidation settled %s after the scale-down: %d nodes at $%.4f/h; a fresh plan costs $%.4f/h on %d nodes (%+.1f %%)",
-		took.Round(time.Second), nodes, fleet, fresh, freshNodes, 100*(fleet/fresh-1))
+	took := time.Since(start)
+	// Then no claim may come or go for 45 s: converged, not passing through.
+	last, stableSince := "", time.Now()
+	waitFor(t, 3*time.Minute, "consolidation settled", func() error {
+		f, n, names, calm, err := state()
+		if err != nil {
+			return err
+		}
+		fleet, nodes = f, n
+		if names != last {
+			last, stableSince = names, time.Now()
+		}
+		if !calm || time.Since(stableSince) < 45*time.Second {
+			return fmt.Errorf("%d live nodeclaims at $%.4f/h, unchanged for %s", n, f, time.Since(stableSince).Round(time.Second))
+		}
+		return nil
+	})
+	launched, removed := 0, 0
+	seen := map[string]bool{}
+	for _, c := range claimsOf(t, spotPool) {
+		seen[c.Name] = true
+		if c.CreationTimestamp.Time.After(start) {
+			launched++
+		}
+	}
+	for _, name := range beforeNames {
+		if !seen[name] {
+			removed++
+		}
+	}
+	t.Logf("1,000 → 100 pods: the fleet within 10 %% of a fresh plan %s after the scale-down, then unchanged for 45 s: %d nodes %v at $%.4f/h (%d launched, %d of the %d burst nodes removed); a fresh plan costs $%.4f/h on %d nodes (%+.1f %%)",
+		took.Round(time.Second), nodes, instanceTypes(claimsOf(t, spotPool)), fleet, launched, removed, before, fresh, freshNodes, 100*(fleet/fresh-1))
 	results.set("consolidated", took)
-	if fleet > 1.30*fresh {
-		t.Errorf("the fleet settled at $%.4f/h, more than 30 %% above a fresh plan's $%.4f/h", fleet, fresh)
+	if fleet > 1.10*fresh {
+		t.Errorf("the fleet settled at $%.4f/h, more than 10 %% above a fresh plan's $%.4f/h", fleet, fresh)
 	}
 }
 
