@@ -68,6 +68,14 @@
 // (return at once when empty) with an injected clock, because virtual time
 // cannot advance while a request blocks.
 //
+// # In process
+//
+// Server.InProcess is an aws.HTTPClient that hands each request to the
+// handler on the caller's goroutine and returns the complete answer, for
+// callers that must not depend on the wall clock or the scheduler (the
+// simulator): over loopback TCP, net/http may tear a connection down under
+// an answer the SDK is still reading, and the SDK retries the call.
+//
 // # Faults and counters
 //
 // InjectThrottle and InjectServerError take an action name — the EC2 Action

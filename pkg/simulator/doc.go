@@ -12,7 +12,10 @@
 // (pkg/simulator/apiserver) with the same watches, predicates and
 // reconcilers, one reconcile at a time in a fixed order. Launches go
 // through the AWS CloudProvider (pkg/providers/aws) to the simulated AWS
-// (pkg/fakeaws) over HTTP with the real SDK.
+// (pkg/fakeaws) with the real SDK, whose HTTP requests the simulated AWS
+// serves in process on the loop's goroutine (fakeaws.InProcessClient): a
+// socket would let net/http's goroutines and the wall clock fail and retry
+// calls, and the same run would not always write the same timeline.
 //
 // The simulator plays only what is not Nodesmith: kube-scheduler
 // (pkg/simulator/scheduler, the default profile's filters and scores,

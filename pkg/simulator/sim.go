@@ -40,6 +40,13 @@ type Options struct {
 	// Progress, when set, is called about every virtual minute with the
 	// latest sample (the command prints a progress line from it).
 	Progress func(output.Sample)
+
+	// wrapHTTP, when set, wraps the client that carries the SDK's requests
+	// to the simulated AWS (the determinism tests add latency and record
+	// the calls).
+	wrapHTTP func(aws.HTTPClient) aws.HTTPClient
+	// onRetry, when set, hears every retry the SDK makes.
+	onRetry func(service, operation, reason string)
 }
 
 // Sim is one run. It is single-threaded: world events run on the caller's

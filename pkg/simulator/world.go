@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	smithyrand "github.com/aws/smithy-go/rand"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -86,16 +88,32 @@ func (s *Sim) setupAWS() error {
 		s.worldMu.Unlock()
 	})
 	s.server = fakeaws.NewServer(s.world)
-	endpoint := s.server.Start()
-
+	// The SDK's requests reach the simulated AWS in process, on this
+	// goroutine, with no socket: over loopback TCP, net/http's connection
+	// goroutines race the SDK now and then, a call fails and is retried or
+	// given up (see fakeaws.InProcessClient), and a run on a loaded machine
+	// stops matching the one before. The requests and answers are the same
+	// bytes either way; the endpoint only names the host requests carry.
+	var httpClient aws.HTTPClient = s.server.InProcess()
+	if s.opts.wrapHTTP != nil {
+		httpClient = s.opts.wrapHTTP(httpClient)
+	}
 	cfg := aws.Config{
 		Region:       w.Region,
 		Credentials:  credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
-		BaseEndpoint: aws.String(endpoint),
-		Retryer:      awsprovider.NewRetryer(3, 10*time.Millisecond),
+		BaseEndpoint: aws.String(simulatedEndpoint),
+		HTTPClient:   httpClient,
+		// Retries are for the simulated AWS's injected faults; any other
+		// retry means the wire failed, which the report must show.
+		Retryer: awsprovider.RetryOptions{MaxAttempts: 3, MaxBackoff: 10 * time.Millisecond, OnRetry: s.sdkRetried}.Retryer(),
 	}
 	provider, err := awsprovider.New(awsprovider.Config{
-		EC2:     ec2.NewFromConfig(cfg),
+		EC2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+			// The SDK fills a random client token into calls that take one
+			// and were not given one (CreateLaunchTemplate); from the seed,
+			// the same run sends the same bytes.
+			o.IdempotencyTokenProvider = smithyrand.NewUUIDIdempotencyToken(rand.New(rand.NewSource(s.seed)))
+		}),
 		SSM:     ssm.NewFromConfig(cfg),
 		Pricing: pricing.NewFromConfig(cfg),
 		Cluster: awsprovider.Cluster{Name: w.ClusterName, Endpoint: "https://" + w.ClusterName + ".simulated", CABundle: "c2ltdWxhdGVk"},
@@ -307,6 +325,15 @@ func matchType(pattern, name string) bool {
 	return pattern == name
 }
 
+// sdkRetried notes a retry of the SDK's: in a simulation nothing but an
+// injected fault should cause one.
+func (s *Sim) sdkRetried(service, operation, reason string) {
+	s.noteOnce("retry:"+service+":"+operation+":"+reason, "the AWS SDK retried %s %s (%s)", service, operation, reason)
+	if s.opts.onRetry != nil {
+		s.opts.onRetry(service, operation, reason)
+	}
+}
+
 // providerEvent turns the provider's decisions (capacity and on-demand
 // fallbacks) into Events on the claim, as the controller records them.
 func (s *Sim) providerEvent(claim *nsv1.NodeClaim, reason, message string) {
@@ -361,6 +388,10 @@ func (s *Sim) worldEvent(e fakeaws.Event) {
 		s.kubelets.instanceTerminated(in)
 	}
 }
+
+// simulatedEndpoint is the URL the SDK clients are given; nothing listens
+// on it (the requests are served in process).
+const simulatedEndpoint = "http://aws.simulated.invalid"
 
 // interruptionQueue is the simulated account's EventBridge target.
 const interruptionQueue = "nodesmith-interruptions"
