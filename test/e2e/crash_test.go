@@ -440,28 +440,7 @@ func crashMatrix(t *testing.T) {
 // waits until no claim, node or live instance is left.
 func cleanUp(t *testing.T, apps ...string) {
 	t.Helper()
-	start := time.Now()
-	for _, app := range apps {
-		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app}}
-		if err := client.IgnoreNotFound(kube().Delete(ctx(), d)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, time.Minute, "the pods of "+strings.Join(apps, ", ")+" gone", func() error {
-		for _, app := range apps {
-			if _, _, total := podsOf(t, app); total > 0 {
-				return fmt.Errorf("%d pods of %s left", total, app)
-			}
-		}
-		return nil
-	})
-	for _, c := range claimsOf(t, spotPool) {
-		if err := client.IgnoreNotFound(kube().Delete(ctx(), &c)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, 5*time.Minute, "spot pool drained", drained(t, spotPool))
-	t.Logf("clean-up of %s: %s", strings.Join(apps, ", "), time.Since(start).Round(100*time.Millisecond))
+	cleanUpArea(t, spotPool, apps...)
 }
 
 // resize sets a Deployment's replicas with a merge patch: the Deployment

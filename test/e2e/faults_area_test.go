@@ -8,12 +8,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 )
 
@@ -25,39 +22,9 @@ import (
 // deleted when the test ends (after the step's clean-up has emptied them).
 func applyAreaPool(t *testing.T, name string) {
 	t.Helper()
-	class := &awsv1.EC2NodeClass{}
-	if err := kube().Get(ctx(), types.NamespacedName{Name: "spot-fleet"}, class); err != nil {
-		t.Fatal(err)
-	}
-	fleet := &nsv1.NodePool{}
-	if err := kube().Get(ctx(), types.NamespacedName{Name: spotPool}, fleet); err != nil {
-		t.Fatal(err)
-	}
-	c := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *class.Spec.DeepCopy()}
-	p := &nsv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *fleet.Spec.DeepCopy()}
-	p.Spec.Template.ObjectMeta.Labels = map[string]string{"fleet": name}
-	p.Spec.Template.Spec.NodeClassRef.Name = name
-	p.Spec.Weight = nil
-	p.Spec.Disruption.ConsolidationPolicy = nsv1.ConsolidationPolicyWhenEmpty
-	p.Spec.Disruption.ConsolidateAfter = nsv1.MustParseNillableDuration("10m")
+	c, p := fleetCopy(t, name, name, name, "10m")
 	p.Spec.Disruption.Budgets = []nsv1.Budget{{Nodes: "100%"}}
-	for _, o := range []client.Object{c, p} {
-		if err := kube().Create(ctx(), o); client.IgnoreAlreadyExists(err) != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-	}
-	t.Cleanup(func() {
-		_ = client.IgnoreNotFound(kube().Delete(ctx(), p))
-		_ = client.IgnoreNotFound(kube().Delete(ctx(), c))
-		waitFor(t, time.Minute, "the NodePool and EC2NodeClass "+name+" deleted", func() error {
-			for _, o := range []client.Object{&nsv1.NodePool{}, &awsv1.EC2NodeClass{}} {
-				if err := kube().Get(ctx(), types.NamespacedName{Name: name}, o); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("%T %s still there (%v)", o, name, err)
-				}
-			}
-			return nil
-		})
-	})
+	createAreaPool(t, time.Minute, c, p)
 }
 
 // cleanUpArea deletes the apps' Deployments, then the pool's claims, and

@@ -13,14 +13,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
 	"github.com/nodesmith/nodesmith/test/testenv"
@@ -58,50 +55,9 @@ const (
 // interruption is measured) and no budget in the way.
 func applyInterruptionPool(t *testing.T) {
 	t.Helper()
-	class := &awsv1.EC2NodeClass{}
-	if err := kube().Get(ctx(), types.NamespacedName{Name: "spot-fleet"}, class); err != nil {
-		t.Fatal(err)
-	}
-	fleet := &nsv1.NodePool{}
-	if err := kube().Get(ctx(), types.NamespacedName{Name: spotPool}, fleet); err != nil {
-		t.Fatal(err)
-	}
-	c := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: intrClass}, Spec: *class.Spec.DeepCopy()}
-	p := &nsv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: intrPool}, Spec: *fleet.Spec.DeepCopy()}
-	p.Spec.Template.ObjectMeta.Labels = map[string]string{"fleet": intrFleet}
-	p.Spec.Template.Spec.NodeClassRef.Name = intrClass
-	for i, r := range p.Spec.Template.Spec.Requirements {
-		if r.Key == awsv1.LabelInstanceSize {
-			p.Spec.Template.Spec.Requirements[i].Operator = corev1.NodeSelectorOpIn
-			p.Spec.Template.Spec.Requirements[i].Values = []string{"large", "xlarge"}
-		}
-	}
-	p.Spec.Weight = nil
-	p.Spec.Disruption.ConsolidationPolicy = nsv1.ConsolidationPolicyWhenEmpty
-	p.Spec.Disruption.ConsolidateAfter = nsv1.MustParseNillableDuration("5s")
+	c, p := fleetCopy(t, intrClass, intrPool, intrFleet, "5s", "large", "xlarge")
 	p.Spec.Disruption.Budgets = []nsv1.Budget{{Nodes: "100%"}}
-	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: intrNS}}, c, p} {
-		if err := kube().Create(ctx(), o); client.IgnoreAlreadyExists(err) != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-	}
-	t.Cleanup(func() {
-		_ = client.IgnoreNotFound(kube().Delete(ctx(), p))
-		_ = client.IgnoreNotFound(kube().Delete(ctx(), c))
-		// The next step creates them again: they must be gone, not going.
-		waitFor(t, time.Minute, "the interruption NodePool and EC2NodeClass deleted", func() error {
-			for _, o := range []client.Object{&nsv1.NodePool{}, &awsv1.EC2NodeClass{}} {
-				name := intrPool
-				if _, ok := o.(*awsv1.EC2NodeClass); ok {
-					name = intrClass
-				}
-				if err := kube().Get(ctx(), types.NamespacedName{Name: name}, o); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("%T %s still there (%v)", o, name, err)
-				}
-			}
-			return nil
-		})
-	})
+	createAreaPool(t, time.Minute, c, p, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: intrNS}})
 }
 
 // exampleWorker reads examples/workloads/sqs-worker/deployment.yaml and

@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -209,46 +208,10 @@ func publishRollImages(t *testing.T, at time.Time) map[string]bool {
 // given AMI selector. Both are deleted when the test ends.
 func rollPool(t *testing.T, name string, amis []awsv1.AMISelectorTerm, mutate func(*nsv1.NodePool)) {
 	t.Helper()
-	class := &awsv1.EC2NodeClass{}
-	if err := kube().Get(ctx(), types.NamespacedName{Name: "spot-fleet"}, class); err != nil {
-		t.Fatal(err)
-	}
-	fleet := &nsv1.NodePool{}
-	if err := kube().Get(ctx(), types.NamespacedName{Name: spotPool}, fleet); err != nil {
-		t.Fatal(err)
-	}
-	c := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *class.Spec.DeepCopy()}
+	c, p := fleetCopy(t, name, name, name, "5s", "large")
 	c.Spec.AMISelectorTerms = amis
-	p := &nsv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *fleet.Spec.DeepCopy()}
-	p.Spec.Template.ObjectMeta.Labels = map[string]string{"fleet": name}
-	p.Spec.Template.Spec.NodeClassRef.Name = name
-	for i, r := range p.Spec.Template.Spec.Requirements {
-		if r.Key == awsv1.LabelInstanceSize {
-			p.Spec.Template.Spec.Requirements[i].Operator = corev1.NodeSelectorOpIn
-			p.Spec.Template.Spec.Requirements[i].Values = []string{"large"}
-		}
-	}
-	p.Spec.Weight = nil
-	p.Spec.Disruption.ConsolidationPolicy = nsv1.ConsolidationPolicyWhenEmpty
-	p.Spec.Disruption.ConsolidateAfter = nsv1.MustParseNillableDuration("5s")
 	mutate(p)
-	for _, o := range []client.Object{c, p} {
-		if err := kube().Create(ctx(), o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-	}
-	t.Cleanup(func() {
-		_ = client.IgnoreNotFound(kube().Delete(ctx(), p))
-		_ = client.IgnoreNotFound(kube().Delete(ctx(), c))
-		waitFor(t, 2*time.Minute, "the "+name+" NodePool and EC2NodeClass deleted", func() error {
-			for _, o := range []client.Object{&nsv1.NodePool{}, &awsv1.EC2NodeClass{}} {
-				if err := kube().Get(ctx(), types.NamespacedName{Name: name}, o); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("%T %s still there (%v)", o, name, err)
-				}
-			}
-			return nil
-		})
-	})
+	createAreaPool(t, 2*time.Minute, c, p)
 }
 
 // rollWorkload starts a Deployment of n one-per-node pods on the pool and

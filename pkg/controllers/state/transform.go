@@ -26,9 +26,7 @@ func TrimPod(obj any) (any, error) {
 		return obj, nil
 	}
 	pod.ManagedFields = nil
-	if _, ok := pod.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
-		delete(pod.Annotations, corev1.LastAppliedConfigAnnotation)
-	}
+	delete(pod.Annotations, corev1.LastAppliedConfigAnnotation)
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
 			trimContainer(&cs[i])

@@ -241,22 +241,10 @@ func TestLaunchRunsTheImagesTheClassStatusNames(t *testing.T) {
 	}
 	nc := defaultNodeClass()
 	nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Tags: map[string]string{"golden": "yes"}}}
-	resync := func() {
-		t.Helper()
-		r, err := e.p.Resolve(e.ctx, nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.ApplyTo(&nc.Status)
-		e.addNodeClass(nc.DeepCopy())
-	}
+	resync := func() { t.Helper(); e.resyncClass(t, nc) }
 	launch := func(name string, want map[string]string, why string) {
 		t.Helper()
-		got := e.create(sized(newClaim(name)))
-		in, ok := e.world.Instance(got.Status.ProviderID[strings.LastIndex(got.Status.ProviderID, "/")+1:])
-		if !ok {
-			t.Fatalf("%s: no instance for %s", name, got.Status.ProviderID)
-		}
+		got, in := e.launchSized(t, name)
 		if img := want[in.Arch]; in.ImageID != img || got.Status.ImageID != img {
 			t.Errorf("%s (%s): instance runs %s, claim says %s, want %s", name, why, in.ImageID, got.Status.ImageID, img)
 		}
@@ -281,22 +269,10 @@ func TestLaunchRunsTheImagesTheClassStatusNames(t *testing.T) {
 func TestLaunchUsesTheSubnetsAndGroupsTheClassStatusNames(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	nc := defaultNodeClass()
-	resync := func() {
-		t.Helper()
-		r, err := e.p.Resolve(e.ctx, nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.ApplyTo(&nc.Status)
-		e.addNodeClass(nc.DeepCopy())
-	}
+	resync := func() { t.Helper(); e.resyncClass(t, nc) }
 	launch := func(name string) fakeaws.Instance {
 		t.Helper()
-		got := e.create(sized(newClaim(name)))
-		in, ok := e.world.Instance(got.Status.ProviderID[strings.LastIndex(got.Status.ProviderID, "/")+1:])
-		if !ok {
-			t.Fatalf("%s: no instance for %s", name, got.Status.ProviderID)
-		}
+		_, in := e.launchSized(t, name)
 		return in
 	}
 	resync()
@@ -327,4 +303,28 @@ func TestLaunchUsesTheSubnetsAndGroupsTheClassStatusNames(t *testing.T) {
 	if !slices.Contains(in.SecurityGroupIDs, group) {
 		t.Errorf("launched with security groups %v once the status names %s too", in.SecurityGroupIDs, group)
 	}
+}
+
+// resyncClass resolves nc as the EC2NodeClass controller's resync does and
+// stores it with the status that resolution gives.
+func (e *env) resyncClass(t *testing.T, nc *awsv1.EC2NodeClass) {
+	t.Helper()
+	r, err := e.p.Resolve(e.ctx, nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ApplyTo(&nc.Status)
+	e.addNodeClass(nc.DeepCopy())
+}
+
+// launchSized creates a sized claim named name and returns it with the
+// instance the simulated AWS launched for it.
+func (e *env) launchSized(t *testing.T, name string) (*nsv1.NodeClaim, fakeaws.Instance) {
+	t.Helper()
+	got := e.create(sized(newClaim(name)))
+	in, ok := e.world.Instance(got.Status.ProviderID[strings.LastIndex(got.Status.ProviderID, "/")+1:])
+	if !ok {
+		t.Fatalf("%s: no instance for %s", name, got.Status.ProviderID)
+	}
+	return got, in
 }
