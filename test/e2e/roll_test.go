@@ -457,6 +457,13 @@ func (w *rollWatch) run() {
 		}
 		select {
 		case <-w.quit:
+			// One last sample after the caller saw the roll finish: the
+			// last tick may predate the last claim going.
+			if err := w.sample(time.Now()); err != nil {
+				w.mu.Lock()
+				w.errs = append(w.errs, err)
+				w.mu.Unlock()
+			}
 			return
 		case <-tick.C:
 		}
