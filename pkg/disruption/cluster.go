@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -9,6 +10,7 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/disruption/budget"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
@@ -83,6 +85,14 @@ type working struct {
 	unitPrices *[3]float64
 	// heldForRepack are empty nodes emptiness leaves for a repack, with why.
 	heldForRepack map[string]string
+	// typesByPool are the pools' instance types with the
+	// insufficient-capacity view applied; held the pending pods the
+	// provisioner holds on nodes and claims (both for the fingerprint).
+	typesByPool map[string][]*catalog.InstanceType
+	held        map[string][]*corev1.Pod
+	// horizon is the first instant after Now at which a time comparison
+	// of the plan turns out differently (reuse.go); zero when none.
+	horizon time.Time
 }
 
 func newWorking(in Input) *working {
@@ -114,6 +124,7 @@ func newWorking(in Input) *working {
 	for name, its := range in.InstanceTypes {
 		typesByPool[name] = withUnavailable(its, in.Unavailable)
 	}
+	w.typesByPool, w.held = typesByPool, pending.Held
 	solveIn, _ := provisioning.BuildInput(snap, provisioning.Pending{Held: pending.Held}, typesByPool, w.opts.Solve)
 	w.pools = solveIn.NodePools
 	if w.compact {
@@ -145,6 +156,13 @@ func newWorking(in Input) *working {
 		}
 	}
 	w.budgets = newTracker(snap, w.poolObjs, in.Disrupting, in.Now)
+	for _, np := range w.poolObjs {
+		for _, b := range np.Spec.Disruption.Budgets {
+			if at, ok := budget.NextChange(b, in.Now); ok {
+				w.until(at)
+			}
+		}
+	}
 	for _, n := range snap.Nodes {
 		claim := snap.ClaimByNode[n.Name]
 		if claim == nil {

@@ -40,7 +40,7 @@ func (w *working) consolidation(eligible []*nodeInfo, out *Plan) error {
 			w.skip(n, SkipRecentReplacement, fmt.Sprintf("node %s replaced other nodes at %s; it is not consolidated for %s after its launch (the churn window)",
 				n.name, n.claim.CreationTimestamp.UTC().Format(time.RFC3339), replacementSettle))
 			continue
-		case at.After(w.in.Now):
+		case !w.due(at):
 			w.skip(n, SkipConsolidateAfter, fmt.Sprintf("a pod arrived on or left node %s recently; nodepool %s's consolidateAfter lets it be consolidated at %s",
 				n.name, n.pool.Name, at.UTC().Format(time.RFC3339)))
 			continue

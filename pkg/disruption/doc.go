@@ -56,9 +56,16 @@
 // nodes already disrupting or being deleted, and those of earlier actions
 // of the same plan, count against every reason.
 //
+// A plan depends on the clock only at the instants it compared it with
+// (consolidateAfter, expiry, do-not-disrupt ends, repack holds, the settle
+// window, budget windows). Input.Previous hands the caller's last plan
+// back: Compute returns it again while a fingerprint of everything else it
+// reads is unchanged and none of those instants has come (reuse.go), so a
+// quiet cluster is not planned from scratch every poll.
+//
 // The package is pure: it takes plain values and now, and must not import
 // client-go clients, controller-runtime or the AWS SDK. The disruption
-// controller (pkg/controllers/disruption) gathers the input, validates the
+// controller (pkg/controllers/disruptor) gathers the input, validates the
 // plan after a delay and carries it out; the simulator does the same in
 // virtual time.
 package disruption

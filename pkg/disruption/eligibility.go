@@ -34,7 +34,10 @@ func (w *working) blocker(n *nodeInfo, pdbs []pdbView) (SkipReason, string, bool
 		if lifecycle.IsTerminal(p) {
 			continue
 		}
-		if blocked, _, why := lifecycle.DoNotDisrupt(p, w.in.Now); blocked {
+		if blocked, until, why := lifecycle.DoNotDisrupt(p, w.in.Now); blocked {
+			if !until.IsZero() {
+				w.until(until)
+			}
 			return SkipPodDoNotDisrupt, why, true
 		}
 	}

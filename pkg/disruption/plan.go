@@ -27,6 +27,12 @@ func compute(in Input) (*Plan, *working, error) {
 		return nil, nil, errors.New("disruption plan: no cluster snapshot")
 	}
 	w := newWorking(in)
+	fp, cacheable := w.fingerprint()
+	if w.reusable(in.Previous, fp, cacheable) {
+		again := *in.Previous
+		again.Reused = true
+		return &again, w, nil
+	}
 	out := &Plan{
 		Candidates: map[nsv1.DisruptionReason]int{}, Allowed: w.budgets.allowance(), BudgetErrors: w.budgets.errs,
 	}
@@ -52,6 +58,11 @@ func compute(in Input) (*Plan, *working, error) {
 	}
 	sort.Slice(out.Skipped, func(i, j int) bool { return out.Skipped[i].Claim < out.Skipped[j].Claim })
 	out.Solves = w.solves
+	if cacheable {
+		w.until(in.Now.Add(maxReuse))
+		out.reuse = &reuse{fingerprint: fp, opts: w.opts, until: w.horizon}
+		out.ValidUntil = w.horizon
+	}
 	return out, w, nil
 }
 
@@ -67,7 +78,7 @@ func (w *working) emptiness(eligible []*nodeInfo, out *Plan) error {
 			continue
 		}
 		out.Candidates[nsv1.DisruptionReasonEmpty]++
-		if at.After(w.in.Now) {
+		if !w.due(at) {
 			w.skip(n, SkipConsolidateAfter, fmt.Sprintf("node %s is empty; nodepool %s's consolidateAfter lets it go at %s",
 				n.name, n.pool.Name, at.UTC().Format(time.RFC3339)))
 			continue
@@ -115,7 +126,7 @@ func (w *working) drift(eligible []*nodeInfo, out *Plan) error {
 func (w *working) expiration(eligible []*nodeInfo, out *Plan) error {
 	return w.replaceEach(eligible, out, MethodExpiration, nsv1.DisruptionReasonExpired, func(n *nodeInfo) (string, bool) {
 		at, ok := expiry(n)
-		if !ok || at.After(w.in.Now) {
+		if !ok || !w.due(at) {
 			return "", false
 		}
 		return fmt.Sprintf("expired at %s (expireAfter %s)", at.UTC().Format(time.RFC3339), n.claim.Spec.ExpireAfter.Duration), true

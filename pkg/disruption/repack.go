@@ -77,11 +77,11 @@ func (w *working) repack(eligible []*nodeInfo, out *Plan) error {
 		if _, _, drifted := Drifted(n.claim, n.pool, w.in.NodeClasses[nodeClassName(n.claim)]); drifted {
 			held[p] = true
 		}
-		if at, ok := expiry(n); ok && !at.After(w.in.Now) {
+		if at, ok := expiry(n); ok && w.due(at) {
 			held[p] = true
 		}
 		if at, ok := w.repackableAt(n); ok {
-			if !at.After(w.in.Now) {
+			if w.due(at) {
 				byPool[p] = append(byPool[p], n)
 			} else if !lifecycle.IsEmpty(n.pods) {
 				settling[p] = append(settling[p], n)
@@ -139,7 +139,7 @@ func (w *working) youngReplacement(n *nodeInfo) bool {
 	if n.claim.Annotations[nsv1.AnnotationReplacementFor] == "" {
 		return false
 	}
-	return w.in.Now.Sub(n.claim.CreationTimestamp.Time) < replacementSettle
+	return !w.due(n.claim.CreationTimestamp.Add(replacementSettle))
 }
 
 // repackHold is the longest an empty node waits for a repack of its pool.
@@ -159,7 +159,7 @@ func (w *working) holdForRepack(pool string, empty []*nodeInfo, scratch *schedul
 	}
 	for _, n := range empty {
 		at, _ := lifecycle.EmptySince(n.claim, n.pool)
-		if w.in.Now.Sub(at) >= repackHold {
+		if w.due(at.Add(repackHold)) {
 			continue
 		}
 		w.heldForRepack[n.name] = fmt.Sprintf("node %s is empty and held until %s for a repack of nodepool %s: its nodes with pods are still within consolidateAfter, and deleting alone would leave $%.4f/h where a fresh plan costs $%.4f/h",

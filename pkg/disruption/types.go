@@ -86,6 +86,11 @@ type Input struct {
 	Disrupting func(claim string) bool
 	Now        time.Time
 	Options    Options
+	// Previous is the caller's last plan, if any. When nothing the plan
+	// reads has changed since and none of the instants it compared the
+	// clock with has come (Plan.ValidUntil), Compute returns a copy of
+	// it, marked Reused, instead of planning again (reuse.go).
+	Previous *Plan
 }
 
 // Method is how an action was found.
@@ -238,4 +243,12 @@ type Plan struct {
 	BudgetErrors map[string]error
 	// Solves is how many solver runs the plan took.
 	Solves int
+	// ValidUntil is when the plan may first turn out differently for the
+	// same cluster (a consolidateAfter or expiry coming, at most
+	// five minutes on); zero when the plan cannot be reused.
+	ValidUntil time.Time
+	// Reused: the plan is Previous handed back, nothing having changed.
+	Reused bool
+
+	reuse *reuse
 }

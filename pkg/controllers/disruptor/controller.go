@@ -80,6 +80,9 @@ type Controller struct {
 	pending *pendingPlan
 	// recent are claims acted on (deleted, marked), by when.
 	recent map[string]time.Time
+	// last is the latest plan, handed back to the planner, which reuses
+	// it while nothing it reads has changed (disruption.Input.Previous).
+	last *disruption.Plan
 }
 
 type pendingPlan struct {
@@ -127,11 +130,17 @@ func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	c.mu.Lock()
+	in.Previous = c.last
+	c.mu.Unlock()
 	plan, err := disruption.Compute(in)
 	c.metrics.Disruption.PlanDuration.Observe(c.clk.Since(start).Seconds())
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	c.mu.Lock()
+	c.last = plan
+	c.mu.Unlock()
 	c.observe(snap, plan)
 	if p == nil {
 		if len(plan.Actions) == 0 {

@@ -101,6 +101,27 @@ func Active(b nsv1.Budget, now time.Time) (bool, error) {
 	return !next.After(now.UTC()), nil
 }
 
+// NextChange is the first instant after now at which Active may answer
+// differently for b: the next scheduled start, or the end of the window
+// the earliest start within the last Duration opened (a later start may
+// keep it open; the instant is then early, never late). ok is false for
+// budgets that never change.
+func NextChange(b nsv1.Budget, now time.Time) (time.Time, bool) {
+	if b.Schedule == nil || b.Duration == nil {
+		return time.Time{}, false
+	}
+	sched, err := cron.ParseStandard(*b.Schedule)
+	if err != nil {
+		return time.Time{}, false
+	}
+	now = now.UTC()
+	next := sched.Next(now)
+	if first := sched.Next(now.Add(-b.Duration.Duration)); !first.After(now) && first.Add(b.Duration.Duration).Before(next) {
+		next = first.Add(b.Duration.Duration)
+	}
+	return next, !next.IsZero()
+}
+
 // Nodes reads a budget's nodes value against a pool of total nodes: a
 // whole number, or a percentage rounded up so that a small pool still
 // makes progress under "10%".

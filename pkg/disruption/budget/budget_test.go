@@ -68,3 +68,37 @@ func TestAllowed(t *testing.T) {
 		})
 	}
 }
+
+func TestNextChange(t *testing.T) {
+	at := time.Date(2026, 12, 2, 9, 10, 0, 0, time.UTC)
+	sched := func(s string, d time.Duration) nsv1.Budget {
+		return nsv1.Budget{Nodes: "1", Schedule: &s, Duration: &metav1.Duration{Duration: d}}
+	}
+	for _, tc := range []struct {
+		name string
+		b    nsv1.Budget
+		want time.Time // zero: never changes
+	}{
+		{"unscheduled", nsv1.Budget{Nodes: "1"}, time.Time{}},
+		{"inactive: the next start", sched("0 12 * * *", time.Hour), time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)},
+		{"active: the window's end", sched("0 9 * * *", 30*time.Minute), time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)},
+		{"active, next start first", sched("*/5 * * * *", time.Hour), time.Date(2026, 12, 2, 9, 15, 0, 0, time.UTC)},
+		{"starting now: the window's end", sched("10 9 * * *", 20*time.Minute), time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)},
+		{"bad schedule", sched("nonsense", time.Hour), time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := NextChange(tc.b, at)
+			if ok != !tc.want.IsZero() || !got.Equal(tc.want) {
+				t.Fatalf("NextChange = %s, %v; want %s", got, ok, tc.want)
+			}
+			if !ok {
+				return
+			}
+			// Active is the same from now until just before the change.
+			before, _ := Active(tc.b, at)
+			if last, _ := Active(tc.b, got.Add(-time.Second)); last != before {
+				t.Fatalf("Active changed before %s", got)
+			}
+		})
+	}
+}

@@ -1,0 +1,231 @@
+package disruption
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+)
+
+// A plan is a function of its input and the clock, and the clock matters
+// only at the instants the plan compared it with: a node's consolidateAfter
+// or expiry, the end of a do-not-disrupt duration, a repack hold, the
+// replacement settle window. A quiet cluster asks the same question every
+// poll, and over thousands of pods the answer takes hundreds of
+// milliseconds; so Compute returns the caller's previous plan when nothing
+// it reads has changed and none of those instants has come.
+//
+// "Nothing it reads" is the fingerprint: every object of the snapshot and
+// every EC2NodeClass by UID and resourceVersion (any write bumps it), the
+// instance types as the plan sees them (prices, availability after the
+// insufficient-capacity view, capacity, overhead, labels), the pending
+// pods the provisioner holds on nodes and the nominations, the claims the
+// caller acted on lately, and the budgets' allowance at this instant (cron
+// windows open and close with the clock). An object without a
+// resourceVersion (hand-built in a test) makes the plan not reusable.
+
+// maxReuse bounds how long one plan is reused even when nothing changed,
+// as a guard against a time dependency the horizon does not track.
+const maxReuse = 5 * time.Minute
+
+// reuse is what a plan needs to be handed back for a later input.
+type reuse struct {
+	fingerprint uint64
+	opts        Options
+	// until is the first instant at which a time comparison of the plan
+	// may turn out differently (never later than made + maxReuse).
+	until time.Time
+}
+
+// reusable reports whether prev answers the input w was built from.
+func (w *working) reusable(prev *Plan, fp uint64, ok bool) bool {
+	if !ok || prev == nil || prev.reuse == nil {
+		return false
+	}
+	r := prev.reuse
+	return r.fingerprint == fp && r.opts == w.opts && w.in.Now.Before(r.until)
+}
+
+// due reports whether at has come (the comparison the plan's steps make
+// against the clock), and records at as a horizon when it has not.
+func (w *working) due(at time.Time) bool {
+	if !at.After(w.in.Now) {
+		return true
+	}
+	w.until(at)
+	return false
+}
+
+// until records that the plan may change at t.
+func (w *working) until(t time.Time) {
+	if t.After(w.in.Now) && (w.horizon.IsZero() || t.Before(w.horizon)) {
+		w.horizon = t
+	}
+}
+
+// fingerprint hashes everything the plan reads besides the clock; ok is
+// false when an object carries no resourceVersion.
+func (w *working) fingerprint() (uint64, bool) {
+	h := newFingerprinter()
+	snap := w.in.Snapshot
+	ok := true
+	obj := func(kind string, m *metav1.ObjectMeta) {
+		if m.ResourceVersion == "" {
+			ok = false
+		}
+		h.str(kind)
+		h.str(string(m.UID))
+		h.str(m.Namespace)
+		h.str(m.Name)
+		h.str(m.ResourceVersion)
+	}
+	h.int(len(snap.Pods))
+	for _, o := range snap.Pods {
+		obj("Pod", &o.ObjectMeta)
+	}
+	h.int(len(snap.Nodes))
+	for _, o := range snap.Nodes {
+		obj("Node", &o.ObjectMeta)
+	}
+	h.int(len(snap.NodeClaims))
+	for _, o := range snap.NodeClaims {
+		obj("NodeClaim", &o.ObjectMeta)
+		h.bool(w.in.Disrupting != nil && w.in.Disrupting(o.Name))
+	}
+	h.int(len(snap.NodePools))
+	for _, o := range snap.NodePools {
+		obj("NodePool", &o.ObjectMeta)
+	}
+	h.int(len(snap.DaemonSets))
+	for _, o := range snap.DaemonSets {
+		obj("DaemonSet", &o.ObjectMeta)
+	}
+	h.int(len(snap.PDBs))
+	for _, o := range snap.PDBs {
+		obj("PodDisruptionBudget", &o.ObjectMeta)
+	}
+	for _, name := range sortedKeys(w.in.NodeClasses) {
+		obj("EC2NodeClass", &w.in.NodeClasses[name].ObjectMeta)
+	}
+	for _, pool := range sortedKeys(w.typesByPool) {
+		h.str(pool)
+		h.int(len(w.typesByPool[pool]))
+		for _, it := range w.typesByPool[pool] {
+			h.instanceType(it)
+		}
+	}
+	for _, target := range sortedKeys(w.held) {
+		h.str(target)
+		for _, p := range w.held[target] {
+			h.str(string(p.UID))
+		}
+	}
+	for _, target := range sortedKeys(w.nominatedTargets) {
+		h.str(target)
+	}
+	for _, pool := range sortedKeys(w.budgets.limits) {
+		h.str(pool)
+		for _, r := range nsv1.DisruptionReasons {
+			h.int(w.budgets.limits[pool][r])
+		}
+		if err := w.budgets.errs[pool]; err != nil {
+			h.str(err.Error())
+		}
+	}
+	return h.h, ok
+}
+
+// fingerprinter is FNV-1a over the values written, without allocating;
+// maps are combined order-independently (a sum of per-entry hashes).
+type fingerprinter struct{ h uint64 }
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func newFingerprinter() *fingerprinter { return &fingerprinter{h: fnvOffset} }
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+func fnvUint(h, v uint64) uint64 {
+	for i := 0; i < 8; i++ {
+		h ^= v & 0xff
+		h *= fnvPrime
+		v >>= 8
+	}
+	return h
+}
+
+func (f *fingerprinter) str(s string) {
+	f.h = fnvUint(f.h, uint64(len(s)))
+	f.h = fnvString(f.h, s)
+}
+
+func (f *fingerprinter) u64(v uint64)    { f.h = fnvUint(f.h, v) }
+func (f *fingerprinter) int(v int)       { f.u64(uint64(v)) }
+func (f *fingerprinter) float(v float64) { f.u64(math.Float64bits(v)) }
+func (f *fingerprinter) bool(v bool) {
+	if v {
+		f.u64(1)
+	} else {
+		f.u64(0)
+	}
+}
+
+func (f *fingerprinter) labels(m map[string]string) {
+	var sum uint64
+	for k, v := range m {
+		sum += fnvString(fnvString(fnvOffset, k)^0xff, v)
+	}
+	f.int(len(m))
+	f.u64(sum)
+}
+
+func (f *fingerprinter) resources(l corev1.ResourceList) {
+	var sum uint64
+	for n, q := range l {
+		sum += fnvUint(fnvString(fnvOffset, string(n)), uint64(q.MilliValue()))
+	}
+	f.int(len(l))
+	f.u64(sum)
+}
+
+// instanceType hashes what the solver and the planner read of a type.
+func (f *fingerprinter) instanceType(it *catalog.InstanceType) {
+	f.str(it.Name)
+	f.labels(it.Labels)
+	f.resources(it.Capacity)
+	f.resources(it.Overhead.KubeReserved)
+	f.resources(it.Overhead.SystemReserved)
+	f.resources(it.Overhead.EvictionThreshold)
+	f.float(it.OnDemandPrice)
+	f.int(len(it.Offerings))
+	for _, o := range it.Offerings {
+		f.str(o.Zone)
+		f.str(o.CapacityType)
+		f.float(o.Price)
+		f.bool(o.Available)
+		f.float(o.InterruptionRisk)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
