@@ -90,19 +90,31 @@ type working struct {
 	// provisioner holds on nodes and claims (both for the fingerprint).
 	typesByPool map[string][]*catalog.InstanceType
 	held        map[string][]*corev1.Pod
+	// typeHashes are the fixed parts' hashes of the instance types, kept
+	// with the plan for the next fingerprint (reuse.go).
+	typeHashes map[*catalog.InstanceType]uint64
 	// horizon is the first instant after Now at which a time comparison
 	// of the plan turns out differently (reuse.go); zero when none.
 	horizon time.Time
 }
 
 func newWorking(in Input) *working {
+	w := begin(in)
+	w.build()
+	return w
+}
+
+// begin is the part of the working copy a plan's fingerprint reads: the
+// nominations and held pods, the pools' instance types as the plan sees
+// them, the pools and the budgets. build adds the rest.
+func begin(in Input) *working {
 	snap := in.Snapshot
 	w := &working{
 		in: in, opts: in.Options.withDefaults(),
 		byNode: map[string]*nodeInfo{}, base: map[string]*scheduling.ExistingNode{},
 		poolObjs: map[string]*nsv1.NodePool{}, nominatedTargets: map[string]bool{},
 		commands: map[string]bool{}, skips: map[string]Skip{}, requests: map[types.UID]resvec{},
-		compact: topologyFree(in.Snapshot.Pods), compactCache: map[string]*scheduling.ExistingNode{},
+		compactCache:  map[string]*scheduling.ExistingNode{},
 		heldForRepack: map[string]string{},
 	}
 	nominated := in.Nominated
@@ -125,30 +137,10 @@ func newWorking(in Input) *working {
 		typesByPool[name] = withUnavailable(its, in.Unavailable)
 	}
 	w.typesByPool, w.held = typesByPool, pending.Held
-	solveIn, _ := provisioning.BuildInput(snap, provisioning.Pending{Held: pending.Held}, typesByPool, w.opts.Solve)
-	w.pools = solveIn.NodePools
-	if w.compact {
-		prefilterTypes(w.pools)
-	}
-	w.poolByName = map[string]*scheduling.NodePool{}
-	for _, p := range w.pools {
-		w.poolByName[p.Name] = p
-	}
 	for _, np := range snap.NodePools {
 		if np.DeletionTimestamp.IsZero() {
 			w.poolObjs[np.Name] = np
 		}
-	}
-	for _, en := range solveIn.Nodes {
-		if en.InFlight {
-			// Room on a node that has not initialized (or on this plan's
-			// replacements) is not counted on: it may never come.
-			cp := *en
-			cp.MarkedForDeletion = true
-			en = &cp
-		}
-		w.base[en.Name] = en
-		w.baseOrder = append(w.baseOrder, en.Name)
 	}
 	for _, c := range snap.NodeClaims {
 		if cmd := c.Annotations[nsv1.AnnotationDisruptionCommand]; cmd != "" {
@@ -162,6 +154,33 @@ func newWorking(in Input) *working {
 				w.until(at)
 			}
 		}
+	}
+	return w
+}
+
+// build adds the solver's view of the cluster and the nodes to w.
+func (w *working) build() {
+	in, snap := w.in, w.in.Snapshot
+	w.compact = topologyFree(snap.Pods)
+	solveIn, _ := provisioning.BuildInput(snap, provisioning.Pending{Held: w.held}, w.typesByPool, w.opts.Solve)
+	w.pools = solveIn.NodePools
+	if w.compact {
+		prefilterTypes(w.pools)
+	}
+	w.poolByName = map[string]*scheduling.NodePool{}
+	for _, p := range w.pools {
+		w.poolByName[p.Name] = p
+	}
+	for _, en := range solveIn.Nodes {
+		if en.InFlight {
+			// Room on a node that has not initialized (or on this plan's
+			// replacements) is not counted on: it may never come.
+			cp := *en
+			cp.MarkedForDeletion = true
+			en = &cp
+		}
+		w.base[en.Name] = en
+		w.baseOrder = append(w.baseOrder, en.Name)
 	}
 	for _, n := range snap.Nodes {
 		claim := snap.ClaimByNode[n.Name]
@@ -182,7 +201,6 @@ func newWorking(in Input) *working {
 		w.byNode[n.Name] = ni
 	}
 	sort.Slice(w.nodes, func(i, j int) bool { return w.nodes[i].claim.Name < w.nodes[j].claim.Name })
-	return w
 }
 
 // isDisrupting reports whether a claim is already on its way out: deleted,

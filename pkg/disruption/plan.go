@@ -26,13 +26,14 @@ func compute(in Input) (*Plan, *working, error) {
 	if in.Snapshot == nil {
 		return nil, nil, errors.New("disruption plan: no cluster snapshot")
 	}
-	w := newWorking(in)
+	w := begin(in)
 	fp, cacheable := w.fingerprint()
 	if w.reusable(in.Previous, fp, cacheable) {
 		again := *in.Previous
 		again.Reused = true
-		return &again, w, nil
+		return &again, nil, nil
 	}
+	w.build()
 	out := &Plan{
 		Candidates: map[nsv1.DisruptionReason]int{}, Allowed: w.budgets.allowance(), BudgetErrors: w.budgets.errs,
 	}
@@ -60,7 +61,7 @@ func compute(in Input) (*Plan, *working, error) {
 	out.Solves = w.solves
 	if cacheable {
 		w.until(in.Now.Add(maxReuse))
-		out.reuse = &reuse{fingerprint: fp, opts: w.opts, until: w.horizon}
+		out.reuse = &reuse{fingerprint: fp, opts: w.opts, until: w.horizon, types: w.typeHashes}
 		out.ValidUntil = w.horizon
 	}
 	return out, w, nil

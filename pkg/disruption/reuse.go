@@ -40,6 +40,11 @@ type reuse struct {
 	// until is the first instant at which a time comparison of the plan
 	// may turn out differently (never later than made + maxReuse).
 	until time.Time
+	// types are the hashes of the instance types' fixed parts (all but
+	// their offerings), by the caller's pointer: instance types are shared
+	// read-only values, and hashing 700 types' labels every poll cost more
+	// than the rest of the fingerprint.
+	types map[*catalog.InstanceType]uint64
 }
 
 // reusable reports whether prev answers the input w was built from.
@@ -71,6 +76,11 @@ func (w *working) until(t time.Time) {
 // fingerprint hashes everything the plan reads besides the clock; ok is
 // false when an object carries no resourceVersion.
 func (w *working) fingerprint() (uint64, bool) {
+	var known map[*catalog.InstanceType]uint64
+	if prev := w.in.Previous; prev != nil && prev.reuse != nil {
+		known = prev.reuse.types
+	}
+	w.typeHashes = map[*catalog.InstanceType]uint64{}
 	h := newFingerprinter()
 	snap := w.in.Snapshot
 	ok := true
@@ -114,9 +124,16 @@ func (w *working) fingerprint() (uint64, bool) {
 	}
 	for _, pool := range sortedKeys(w.typesByPool) {
 		h.str(pool)
-		h.int(len(w.typesByPool[pool]))
-		for _, it := range w.typesByPool[pool] {
-			h.instanceType(it)
+		src, seen := w.in.InstanceTypes[pool], w.typesByPool[pool]
+		h.int(len(seen))
+		for i, it := range seen {
+			fixed, ok := known[src[i]]
+			if !ok {
+				fixed = fixedHash(it)
+			}
+			w.typeHashes[src[i]] = fixed
+			h.u64(fixed)
+			h.offerings(it.Offerings)
 		}
 	}
 	for _, target := range sortedKeys(w.held) {
@@ -202,8 +219,10 @@ func (f *fingerprinter) resources(l corev1.ResourceList) {
 	f.u64(sum)
 }
 
-// instanceType hashes what the solver and the planner read of a type.
-func (f *fingerprinter) instanceType(it *catalog.InstanceType) {
+// fixedHash hashes what the solver and the planner read of a type besides
+// its offerings.
+func fixedHash(it *catalog.InstanceType) uint64 {
+	f := newFingerprinter()
 	f.str(it.Name)
 	f.labels(it.Labels)
 	f.resources(it.Capacity)
@@ -211,8 +230,14 @@ func (f *fingerprinter) instanceType(it *catalog.InstanceType) {
 	f.resources(it.Overhead.SystemReserved)
 	f.resources(it.Overhead.EvictionThreshold)
 	f.float(it.OnDemandPrice)
-	f.int(len(it.Offerings))
-	for _, o := range it.Offerings {
+	return f.h
+}
+
+// offerings hashes a type's offerings as the plan sees them (prices move,
+// availability follows the insufficient-capacity view).
+func (f *fingerprinter) offerings(offs catalog.Offerings) {
+	f.int(len(offs))
+	for _, o := range offs {
 		f.str(o.Zone)
 		f.str(o.CapacityType)
 		f.float(o.Price)

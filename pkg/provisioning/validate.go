@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
@@ -40,9 +42,10 @@ func ValidatePool(pool *nsv1.NodePool, types []*catalog.InstanceType) (reason, m
 	if err := reqs.Satisfiable(); err != nil {
 		return ReasonConflictingRequirements, err.Error()
 	}
-	typeKeys := map[string]bool{}
+	// Keys an offering labels: the types' own, its zone and capacity type.
+	typeKeys := map[string]bool{corev1.LabelTopologyZone: true, nsv1.LabelCapacityType: true}
 	for _, it := range types {
-		for k := range it.LabelsFor(catalog.Offering{Zone: "z", CapacityType: "c"}) {
+		for k := range it.Labels {
 			typeKeys[k] = true
 		}
 	}
@@ -52,20 +55,43 @@ func ValidatePool(pool *nsv1.NodePool, types []*catalog.InstanceType) (reason, m
 			checked.Add(reqs.Get(k))
 		}
 	}
+	// An offering's labels are its type's plus its zone and capacity type:
+	// the type's part is matched once per type, the offering's per
+	// offering (a pool is validated on every claim change, against
+	// hundreds of types).
+	ofType, ofOffering := scheduling.Requirements{}, scheduling.Requirements{}
+	for k, r := range checked {
+		if k == corev1.LabelTopologyZone || k == nsv1.LabelCapacityType {
+			ofOffering[k] = r
+		} else {
+			ofType[k] = r
+		}
+	}
 	seen := map[string]map[string]bool{}
+	note := func(k, v string) {
+		if seen[k] == nil {
+			seen[k] = map[string]bool{}
+		}
+		seen[k][v] = true
+	}
 	matched := 0
+	offering := map[string]string{}
 	for _, it := range types {
+		if !ofType.Matches(it.Labels) {
+			continue
+		}
 		for _, o := range it.Offerings {
-			l := it.LabelsFor(o)
-			if !checked.Matches(l) {
+			setOrDelete(offering, corev1.LabelTopologyZone, o.Zone)
+			setOrDelete(offering, nsv1.LabelCapacityType, o.CapacityType)
+			if !ofOffering.Matches(offering) {
 				continue
 			}
 			matched++
-			for _, k := range checked.Keys() {
-				if seen[k] == nil {
-					seen[k] = map[string]bool{}
-				}
-				seen[k][l[k]] = true
+			for k := range ofType {
+				note(k, it.Labels[k])
+			}
+			for k := range ofOffering {
+				note(k, offering[k])
 			}
 		}
 	}
@@ -84,6 +110,14 @@ func ValidatePool(pool *nsv1.NodePool, types []*catalog.InstanceType) (reason, m
 		}
 	}
 	return "", ""
+}
+
+func setOrDelete(m map[string]string, k, v string) {
+	if v == "" {
+		delete(m, k)
+		return
+	}
+	m[k] = v
 }
 
 func describe(rs scheduling.Requirements) string {

@@ -82,7 +82,8 @@ func interrupted(claim *nsv1.NodeClaim) bool {
 
 func (d *Disrupted) interruptedClaims(ctx context.Context, _ client.Object) []reconcile.Request {
 	var list nsv1.NodeClaimList
-	if err := d.Kube.List(ctx, &list); err != nil {
+	// Read only, on every watched event: the cache's own claims.
+	if err := d.Kube.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []reconcile.Request

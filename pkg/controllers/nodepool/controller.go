@@ -88,7 +88,8 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	base := pool.DeepCopy()
 	var claims nsv1.NodeClaimList
-	if err := c.kube.List(ctx, &claims, client.MatchingLabels{nsv1.LabelNodePool: pool.Name}); err != nil {
+	// Read only (Usage), on every claim change: the cache's own claims.
+	if err := c.kube.List(ctx, &claims, client.MatchingLabels{nsv1.LabelNodePool: pool.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing nodeclaims of nodepool %s: %w", pool.Name, err)
 	}
 	items := make([]*nsv1.NodeClaim, len(claims.Items))

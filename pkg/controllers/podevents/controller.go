@@ -59,7 +59,8 @@ func (c *Controller) Declaration() operator.Controller {
 }
 
 func (c *Controller) claimForPod(ctx context.Context, o client.Object) []reconcile.Request {
-	claim, err := state.ClaimByNodeName(ctx, c.kube, o.(*corev1.Pod).Spec.NodeName)
+	// Only the name is read: no copy of the claim for every pod event.
+	claim, err := state.ClaimByNodeName(ctx, c.kube, o.(*corev1.Pod).Spec.NodeName, client.UnsafeDisableDeepCopy)
 	if err != nil || claim == nil {
 		return nil
 	}
@@ -77,7 +78,8 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if claim.Status.NodeName == "" || !claim.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, nil
 	}
-	pods, err := state.PodsOnNode(ctx, c.kube, claim.Status.NodeName)
+	// Read only (Fingerprint): the cache's own pods, not copies.
+	pods, err := state.PodsOnNode(ctx, c.kube, claim.Status.NodeName, client.UnsafeDisableDeepCopy)
 	if err != nil {
 		return reconcile.Result{}, err
 	}

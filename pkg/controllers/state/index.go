@@ -88,9 +88,12 @@ func ClaimsByInstanceID(ctx context.Context, c client.Reader, id string) ([]nsv1
 }
 
 // ClaimByNodeName returns the NodeClaim registered as node, or nil.
-func ClaimByNodeName(ctx context.Context, c client.Reader, node string) (*nsv1.NodeClaim, error) {
+//
+// opts are added to the list (client.UnsafeDisableDeepCopy for a caller
+// that only reads: the claim is then the cache's own).
+func ClaimByNodeName(ctx context.Context, c client.Reader, node string, opts ...client.ListOption) (*nsv1.NodeClaim, error) {
 	var list nsv1.NodeClaimList
-	if err := c.List(ctx, &list, client.MatchingFields{NodeClaimNodeNameIndex: node}); err != nil {
+	if err := c.List(ctx, &list, append([]client.ListOption{client.MatchingFields{NodeClaimNodeNameIndex: node}}, opts...)...); err != nil {
 		return nil, fmt.Errorf("finding the nodeclaim of node %s: %w", node, err)
 	}
 	if len(list.Items) == 0 {
@@ -99,10 +102,11 @@ func ClaimByNodeName(ctx context.Context, c client.Reader, node string) (*nsv1.N
 	return &list.Items[0], nil
 }
 
-// PodsOnNode lists the pods bound to node.
-func PodsOnNode(ctx context.Context, c client.Reader, node string) ([]*corev1.Pod, error) {
+// PodsOnNode lists the pods bound to node; opts are added to the list (as
+// for ClaimByNodeName).
+func PodsOnNode(ctx context.Context, c client.Reader, node string, opts ...client.ListOption) ([]*corev1.Pod, error) {
 	var list corev1.PodList
-	if err := c.List(ctx, &list, client.MatchingFields{PodNodeNameIndex: node}); err != nil {
+	if err := c.List(ctx, &list, append([]client.ListOption{client.MatchingFields{PodNodeNameIndex: node}}, opts...)...); err != nil {
 		return nil, fmt.Errorf("listing pods on node %s: %w", node, err)
 	}
 	out := make([]*corev1.Pod, len(list.Items))
