@@ -28,14 +28,14 @@ func Share(price float64, allocatable corev1.ResourceList, pods []*corev1.Pod) S
 		if lifecycle.IsTerminal(p) {
 			continue
 		}
-		req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+		reqCPU, reqMem := cpuMemory(p)
 		w, dims := 0.0, 0
 		if cpu > 0 {
-			w += min(1, float64(req.Cpu().MilliValue())/float64(cpu))
+			w += min(1, float64(reqCPU)/float64(cpu))
 			dims++
 		}
 		if mem > 0 {
-			w += min(1, float64(req.Memory().Value())/float64(mem))
+			w += min(1, float64(reqMem)/float64(mem))
 			dims++
 		}
 		if dims == 0 {
@@ -56,6 +56,25 @@ func Share(price float64, allocatable corev1.ResourceList, pods []*corev1.Pod) S
 	}
 	out.Idle = price * max(0, 1-used)
 	return out
+}
+
+// cpuMemory is the pod's effective cpu (milli) and memory requests. A pod
+// of plain containers requests their sum, which is read directly: the
+// fleet's cost is split every 30 s over every pod, and the general rules
+// (init and sidecar containers, overhead, pod-level resources) build maps
+// per pod; those pods go through resourcehelper.PodRequests.
+func cpuMemory(p *corev1.Pod) (int64, int64) {
+	if len(p.Spec.InitContainers) > 0 || len(p.Spec.Overhead) > 0 || p.Spec.Resources != nil {
+		req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+		return req.Cpu().MilliValue(), req.Memory().Value()
+	}
+	var cpu, mem int64
+	for i := range p.Spec.Containers {
+		r := p.Spec.Containers[i].Resources.Requests
+		cpu += r.Cpu().MilliValue()
+		mem += r.Memory().Value()
+	}
+	return cpu, mem
 }
 
 // Add adds o into s.

@@ -305,3 +305,40 @@ func BenchmarkPlanSteadyState(b *testing.B) {
 	b.ReportMetric(float64(len(plan.Actions)), "actions")
 	b.ReportMetric(float64(plan.Solves), "solves")
 }
+
+// BenchmarkPlanSteadyStateReused is BenchmarkPlanSteadyState polled again
+// with nothing changed: the cost of deciding the previous plan still holds
+// (begin + fingerprint) instead of planning.
+func BenchmarkPlanSteadyStateReused(b *testing.B) {
+	w, _ := scaledDown(b, 41000, 10000, 42)
+	opts := func(in *Input) { in.Options.SpotToSpotConsolidation = true }
+	for i := 0; i < 2; i++ {
+		plan, ww, err := compute(w.input(opts))
+		if err != nil {
+			b.Fatal(err)
+		}
+		w = carryOut(w, ww, plan)
+	}
+	stampVersions(w)
+	prev, err := Compute(w.input(opts))
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := w.input(opts, func(in *Input) { in.Now = in.Now.Add(10 * time.Second); in.Previous = prev })
+	var plan *Plan
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if plan, err = Compute(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if !plan.Reused {
+		b.Fatalf("the plan was not reused (valid until %s, polled at %s)", prev.ValidUntil, in.Now)
+	}
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(len(w.snap.Nodes)), "nodes")
+	b.ReportMetric(float64(len(w.snap.Pods)), "pods")
+}

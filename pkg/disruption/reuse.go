@@ -1,6 +1,8 @@
 package disruption
 
 import (
+	"encoding/binary"
+	"hash/maphash"
 	"math"
 	"sort"
 	"time"
@@ -84,11 +86,10 @@ func (w *working) fingerprint() (uint64, bool) {
 	h := newFingerprinter()
 	snap := w.in.Snapshot
 	ok := true
-	obj := func(kind string, m *metav1.ObjectMeta) {
+	obj := func(m *metav1.ObjectMeta) {
 		if m.ResourceVersion == "" {
 			ok = false
 		}
-		h.str(kind)
 		h.str(string(m.UID))
 		h.str(m.Namespace)
 		h.str(m.Name)
@@ -96,31 +97,31 @@ func (w *working) fingerprint() (uint64, bool) {
 	}
 	h.int(len(snap.Pods))
 	for _, o := range snap.Pods {
-		obj("Pod", &o.ObjectMeta)
+		obj(&o.ObjectMeta)
 	}
 	h.int(len(snap.Nodes))
 	for _, o := range snap.Nodes {
-		obj("Node", &o.ObjectMeta)
+		obj(&o.ObjectMeta)
 	}
 	h.int(len(snap.NodeClaims))
 	for _, o := range snap.NodeClaims {
-		obj("NodeClaim", &o.ObjectMeta)
+		obj(&o.ObjectMeta)
 		h.bool(w.in.Disrupting != nil && w.in.Disrupting(o.Name))
 	}
 	h.int(len(snap.NodePools))
 	for _, o := range snap.NodePools {
-		obj("NodePool", &o.ObjectMeta)
+		obj(&o.ObjectMeta)
 	}
 	h.int(len(snap.DaemonSets))
 	for _, o := range snap.DaemonSets {
-		obj("DaemonSet", &o.ObjectMeta)
+		obj(&o.ObjectMeta)
 	}
 	h.int(len(snap.PDBs))
 	for _, o := range snap.PDBs {
-		obj("PodDisruptionBudget", &o.ObjectMeta)
+		obj(&o.ObjectMeta)
 	}
 	for _, name := range sortedKeys(w.in.NodeClasses) {
-		obj("EC2NodeClass", &w.in.NodeClasses[name].ObjectMeta)
+		obj(&w.in.NodeClasses[name].ObjectMeta)
 	}
 	for _, pool := range sortedKeys(w.typesByPool) {
 		h.str(pool)
@@ -154,43 +155,38 @@ func (w *working) fingerprint() (uint64, bool) {
 			h.str(err.Error())
 		}
 	}
-	return h.h, ok
+	return h.sum(), ok
 }
 
-// fingerprinter is FNV-1a over the values written, without allocating;
-// maps are combined order-independently (a sum of per-entry hashes).
-type fingerprinter struct{ h uint64 }
-
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
-
-func newFingerprinter() *fingerprinter { return &fingerprinter{h: fnvOffset} }
-
-func fnvString(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= fnvPrime
-	}
-	return h
+// fingerprinter hashes the values written with hash/maphash (a 10,000-pod
+// snapshot is a megabyte of names and versions every poll); maps are
+// combined order-independently, as a sum of per-entry hashes. The seed is
+// the process's: fingerprints are only compared within one process.
+type fingerprinter struct {
+	h   maphash.Hash
+	buf [8]byte
 }
 
-func fnvUint(h, v uint64) uint64 {
-	for i := 0; i < 8; i++ {
-		h ^= v & 0xff
-		h *= fnvPrime
-		v >>= 8
-	}
-	return h
+var fingerprintSeed = maphash.MakeSeed()
+
+func newFingerprinter() *fingerprinter {
+	f := &fingerprinter{}
+	f.h.SetSeed(fingerprintSeed)
+	return f
 }
+
+func (f *fingerprinter) sum() uint64 { return f.h.Sum64() }
 
 func (f *fingerprinter) str(s string) {
-	f.h = fnvUint(f.h, uint64(len(s)))
-	f.h = fnvString(f.h, s)
+	f.int(len(s))
+	_, _ = f.h.WriteString(s)
 }
 
-func (f *fingerprinter) u64(v uint64)    { f.h = fnvUint(f.h, v) }
+func (f *fingerprinter) u64(v uint64) {
+	binary.LittleEndian.PutUint64(f.buf[:], v)
+	_, _ = f.h.Write(f.buf[:])
+}
+
 func (f *fingerprinter) int(v int)       { f.u64(uint64(v)) }
 func (f *fingerprinter) float(v float64) { f.u64(math.Float64bits(v)) }
 func (f *fingerprinter) bool(v bool) {
@@ -204,7 +200,7 @@ func (f *fingerprinter) bool(v bool) {
 func (f *fingerprinter) labels(m map[string]string) {
 	var sum uint64
 	for k, v := range m {
-		sum += fnvString(fnvString(fnvOffset, k)^0xff, v)
+		sum += maphash.String(fingerprintSeed, k) ^ maphash.String(fingerprintSeed, v)*31
 	}
 	f.int(len(m))
 	f.u64(sum)
@@ -213,7 +209,7 @@ func (f *fingerprinter) labels(m map[string]string) {
 func (f *fingerprinter) resources(l corev1.ResourceList) {
 	var sum uint64
 	for n, q := range l {
-		sum += fnvUint(fnvString(fnvOffset, string(n)), uint64(q.MilliValue()))
+		sum += maphash.String(fingerprintSeed, string(n)) ^ uint64(q.MilliValue())*31
 	}
 	f.int(len(l))
 	f.u64(sum)
@@ -230,7 +226,7 @@ func fixedHash(it *catalog.InstanceType) uint64 {
 	f.resources(it.Overhead.SystemReserved)
 	f.resources(it.Overhead.EvictionThreshold)
 	f.float(it.OnDemandPrice)
-	return f.h
+	return f.sum()
 }
 
 // offerings hashes a type's offerings as the plan sees them (prices move,

@@ -3,6 +3,7 @@ package nodepool
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -39,12 +40,28 @@ type Controller struct {
 	types   InstanceTypes
 	clk     clock.Clock
 	metrics *metrics.Metrics
+
+	mu sync.Mutex
+	// validated are the last validations by pool name: a pool reconciles on
+	// every change of its claims, and checking its requirements against
+	// hundreds of instance types each time cost more than the rest of the
+	// reconcile. Reused while the pool's generation and its class's
+	// resourceVersion are unchanged, for at most revalidate.
+	validated map[string]validation
+}
+
+type validation struct {
+	uid        types.UID
+	generation int64
+	classRV    string
+	at         time.Time
+	cond       metav1.Condition
 }
 
 // New builds the controller; types validates pools against what their node
 // class can launch.
-func New(kube client.Client, types InstanceTypes, clk clock.Clock, m *metrics.Metrics) *Controller {
-	return &Controller{kube: kube, types: types, clk: clk, metrics: m}
+func New(kube client.Client, its InstanceTypes, clk clock.Clock, m *metrics.Metrics) *Controller {
+	return &Controller{kube: kube, types: its, clk: clk, metrics: m, validated: map[string]validation{}}
 }
 
 // Controller declares the controller: NodePools, their NodeClaims and
@@ -84,6 +101,11 @@ func (c *Controller) poolsForClass(ctx context.Context, o client.Object) []recon
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pool := &nsv1.NodePool{}
 	if err := c.kube.Get(ctx, req.NamespacedName, pool); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			c.mu.Lock()
+			delete(c.validated, req.Name)
+			c.mu.Unlock()
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	base := pool.DeepCopy()
@@ -98,12 +120,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	pool.Status.Resources, pool.Status.Nodes = provisioning.Usage(items)
 	now := metav1.NewTime(c.clk.Now())
-	classReady, err := c.nodeClassReady(ctx, pool)
+	classReady, classRV, err := c.nodeClassReady(ctx, pool)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	lifecycle.SetCondition(&pool.Status.Conditions, classReady, pool.Generation, now)
-	valid, err := c.validate(ctx, pool, classReady)
+	valid, err := c.validateOnce(ctx, pool, classReady, classRV)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -117,6 +139,30 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nodepool %s status: %w", pool.Name, err))
 	}
 	return reconcile.Result{RequeueAfter: revalidate}, nil
+}
+
+// validateOnce is validate, reusing the pool's last validation while
+// neither the pool's spec nor its class changed, for at most revalidate.
+func (c *Controller) validateOnce(ctx context.Context, pool *nsv1.NodePool, classReady metav1.Condition, classRV string) (metav1.Condition, error) {
+	now := c.clk.Now()
+	c.mu.Lock()
+	last, ok := c.validated[pool.Name]
+	c.mu.Unlock()
+	if ok && classReady.Status == metav1.ConditionTrue && last.uid == pool.UID && last.generation == pool.Generation && last.classRV == classRV && now.Sub(last.at) < revalidate {
+		return last.cond, nil
+	}
+	cond, err := c.validate(ctx, pool, classReady)
+	if err != nil {
+		return cond, err
+	}
+	c.mu.Lock()
+	if classReady.Status == metav1.ConditionTrue && cond.Status != metav1.ConditionUnknown {
+		c.validated[pool.Name] = validation{uid: pool.UID, generation: pool.Generation, classRV: classRV, at: now, cond: cond}
+	} else {
+		delete(c.validated, pool.Name)
+	}
+	c.mu.Unlock()
+	return cond, nil
 }
 
 // validate is ValidationSucceeded: the pool's requirements checked against
@@ -145,30 +191,31 @@ func (c *Controller) validate(ctx context.Context, pool *nsv1.NodePool, classRea
 // nodeClassReady mirrors the referenced node class's Ready condition. This
 // build launches EC2NodeClasses only, so any other kind is not ready, and a
 // class no controller has resolved yet is not ready either.
-func (c *Controller) nodeClassReady(ctx context.Context, pool *nsv1.NodePool) (metav1.Condition, error) {
+// It also returns the class's resourceVersion ("" without one).
+func (c *Controller) nodeClassReady(ctx context.Context, pool *nsv1.NodePool) (metav1.Condition, string, error) {
 	ref := pool.Spec.Template.Spec.NodeClassRef
 	if ref == nil || ref.Group != awsv1.Group || ref.Kind != "EC2NodeClass" {
 		return lifecycle.Condition(nsv1.ConditionNodeClassReady, false, "UnsupportedNodeClass",
-			fmt.Sprintf("nodeClassRef must name an EC2NodeClass of group %s; this controller launches nothing else", awsv1.Group)), nil
+			fmt.Sprintf("nodeClassRef must name an EC2NodeClass of group %s; this controller launches nothing else", awsv1.Group)), "", nil
 	}
 	nc := &awsv1.EC2NodeClass{}
 	if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, nc); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			return lifecycle.Condition(nsv1.ConditionNodeClassReady, false, "NodeClassNotFound",
-				fmt.Sprintf("EC2NodeClass %s does not exist", ref.Name)), nil
+				fmt.Sprintf("EC2NodeClass %s does not exist", ref.Name)), "", nil
 		}
-		return metav1.Condition{}, fmt.Errorf("getting EC2NodeClass %s: %w", ref.Name, err)
+		return metav1.Condition{}, "", fmt.Errorf("getting EC2NodeClass %s: %w", ref.Name, err)
 	}
 	ready := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionReady)
 	switch {
 	case ready == nil:
 		return lifecycle.Condition(nsv1.ConditionNodeClassReady, false, "NodeClassNotResolved",
-			fmt.Sprintf("EC2NodeClass %s has not been resolved yet (its subnets, security groups, AMIs and instance profile)", ref.Name)), nil
+			fmt.Sprintf("EC2NodeClass %s has not been resolved yet (its subnets, security groups, AMIs and instance profile)", ref.Name)), nc.ResourceVersion, nil
 	case ready.Status != metav1.ConditionTrue:
 		return lifecycle.Condition(nsv1.ConditionNodeClassReady, false, ready.Reason,
-			fmt.Sprintf("EC2NodeClass %s is not ready: %s", ref.Name, ready.Message)), nil
+			fmt.Sprintf("EC2NodeClass %s is not ready: %s", ref.Name, ready.Message)), nc.ResourceVersion, nil
 	}
-	return lifecycle.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nil
+	return lifecycle.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nc.ResourceVersion, nil
 }
 
 // export sets the pool's usage and limit gauges; its cost is exported by

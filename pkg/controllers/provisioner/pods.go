@@ -33,7 +33,8 @@ func (c *PodController) Controller() operator.Controller {
 // Reconcile triggers a batch for a provisionable pod that is not nominated.
 func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pod := &corev1.Pod{}
-	if err := c.kube.Get(ctx, req.NamespacedName, pod); err != nil {
+	// Read only, on every pod event: the cache's own maps, not copies.
+	if err := c.kube.Get(ctx, req.NamespacedName, pod, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	now := c.provisioner.clk.Now()

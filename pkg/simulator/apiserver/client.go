@@ -46,7 +46,10 @@ func (c *storeClient) IsObjectNamespaced(obj runtime.Object) (bool, error) {
 }
 
 // Get copies the stored object into obj.
-func (c *storeClient) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+// With client.UnsafeDisableDeepCopy obj shares the store's maps and
+// slices, as the cache's do: the caller must not modify them.
+func (c *storeClient) Get(_ context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	o := (&client.GetOptions{}).ApplyOptions(opts)
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -60,6 +63,10 @@ func (c *storeClient) Get(_ context.Context, key client.ObjectKey, obj client.Ob
 	cur, ok := k.objs[key]
 	if !ok {
 		return notFound(k, key.Name)
+	}
+	if o.UnsafeDisableDeepCopy != nil && *o.UnsafeDisableDeepCopy {
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(cur).Elem())
+		return nil
 	}
 	copyInto(obj, cur)
 	return nil

@@ -369,3 +369,32 @@ func BenchmarkPods(b *testing.B) {
 		b.ReportMetric(float64(time.Since(start).Microseconds())/1000, "µs/get+patch")
 	}
 }
+
+// A Get with client.UnsafeDisableDeepCopy reads the stored object's maps,
+// as the cache's does; a plain Get reads a copy.
+func TestGetUnsafeDisableDeepCopy(t *testing.T) {
+	ctx := context.Background()
+	_, c, _ := newServer(t)
+	if err := c.Create(ctx, pod("p", "n1")); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKey{Namespace: "default", Name: "p"}
+	shared, copied, again := &corev1.Pod{}, &corev1.Pod{}, &corev1.Pod{}
+	if err := c.Get(ctx, key, shared, client.UnsafeDisableDeepCopy); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, key, copied); err != nil {
+		t.Fatal(err)
+	}
+	if shared.Name != "p" || shared.Spec.NodeName != "n1" || shared.ResourceVersion != copied.ResourceVersion {
+		t.Fatalf("unsafe get = %s on %q at %s; want p on n1 at %s", shared.Name, shared.Spec.NodeName, shared.ResourceVersion, copied.ResourceVersion)
+	}
+	copied.Labels["probe"] = "copy"
+	shared.Labels["probe"] = "shared"
+	if err := c.Get(ctx, key, again, client.UnsafeDisableDeepCopy); err != nil {
+		t.Fatal(err)
+	}
+	if again.Labels["probe"] != "shared" {
+		t.Fatalf("the unsafe get's labels are not the store's: a second read sees %q", again.Labels["probe"])
+	}
+}
