@@ -126,8 +126,7 @@ func (s *solver) prepare() error {
 	}
 	s.spot = s.spotSlots()
 
-	pods := append([]*corev1.Pod(nil), s.in.Pods...)
-	sort.SliceStable(pods, func(i, j int) bool { return podKey(pods[i]) < podKey(pods[j]) })
+	pods := sortedByKey(s.in.Pods)
 	cl := newClassifier(s.d)
 	for _, p := range pods {
 		cl.add(p)

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nodesmith/nodesmith/pkg/simulator/scheduler"
 )
@@ -80,8 +81,10 @@ func (l *schedulerLoop) pass() {
 		if !ok {
 			break
 		}
+		// The store's own maps (read only; unschedulable copies before it
+		// writes), as kube-scheduler reads its informer's pods.
 		cur := &corev1.Pod{}
-		if err := s.kube.Get(s.ctx, types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, cur); err != nil || cur.Spec.NodeName != "" || cur.DeletionTimestamp != nil {
+		if err := s.kube.Get(s.ctx, types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, cur, client.UnsafeDisableDeepCopy); err != nil || cur.Spec.NodeName != "" || cur.DeletionTimestamp != nil {
 			continue
 		}
 		node, err := l.cache.Schedule(cur)
@@ -122,6 +125,7 @@ func (l *schedulerLoop) unschedulable(p *corev1.Pod, why error) {
 			return
 		}
 	}
+	p = p.DeepCopy()
 	setPodCondition(p, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 		Reason: corev1.PodReasonUnschedulable, Message: why.Error(), LastTransitionTime: metav1.NewTime(s.clock.Now())})
 	if err := s.kube.Status().Update(s.ctx, p); err != nil {
