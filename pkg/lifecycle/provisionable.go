@@ -28,46 +28,95 @@ const VerdictWait = 2 * time.Second
 // safe: the solver fills existing nodes and in-flight claims first, exactly
 // where kube-scheduler would put it.
 func IsProvisionable(pod *corev1.Pod, now time.Time) (bool, string) {
-	ok, reason, _ := provisionable(pod, now)
-	return ok, reason
+	n, wait := provisionable(pod, now)
+	return n == provisionableNow, n.reason(pod, wait)
+}
+
+// Provisionable is IsProvisionable without the reason: the hot paths ask
+// it of every pod on every pod event and every plan, and formatting why a
+// bound pod is not provisionable cost more than the answer.
+func Provisionable(pod *corev1.Pod, now time.Time) bool {
+	n, _ := provisionable(pod, now)
+	return n == provisionableNow
 }
 
 // ProvisionableIn reports how long until pod becomes provisionable by time
 // alone (it awaits a verdict the default scheduler has not given yet), or
 // false when waiting will not change the answer.
 func ProvisionableIn(pod *corev1.Pod, now time.Time) (time.Duration, bool) {
-	ok, _, wait := provisionable(pod, now)
-	return wait, !ok && wait > 0
+	n, wait := provisionable(pod, now)
+	return wait, n != provisionableNow && wait > 0
 }
 
-func provisionable(pod *corev1.Pod, now time.Time) (bool, string, time.Duration) {
+// notProvisionable says why a pod is not provisionable; reason spells it
+// out only when asked (IsProvisionable), never on the hot paths.
+type notProvisionable int
+
+const (
+	provisionableNow notProvisionable = iota
+	isBound
+	isTerminating
+	isFinished
+	isPreemptionNominated
+	isDaemonSetPod
+	isStaticPod
+	isGated
+	isOtherSchedulers
+	isAwaitingVerdict
+)
+
+func (n notProvisionable) reason(pod *corev1.Pod, wait time.Duration) string {
+	switch n {
+	case isBound:
+		return fmt.Sprintf("bound to node %s", pod.Spec.NodeName)
+	case isTerminating:
+		return "terminating"
+	case isFinished:
+		return fmt.Sprintf("finished (%s)", pod.Status.Phase)
+	case isPreemptionNominated:
+		return fmt.Sprintf("nominated to node %s by kube-scheduler preemption", pod.Status.NominatedNodeName)
+	case isDaemonSetPod:
+		return "owned by a DaemonSet"
+	case isStaticPod:
+		return "a static pod owned by its node"
+	case isGated:
+		return fmt.Sprintf("held by scheduling gate %s", pod.Spec.SchedulingGates[0].Name)
+	case isOtherSchedulers:
+		return "not yet marked Unschedulable by its scheduler"
+	case isAwaitingVerdict:
+		return fmt.Sprintf("not yet judged by kube-scheduler; planned without a verdict in %s", wait.Round(time.Millisecond))
+	}
+	return ""
+}
+
+func provisionable(pod *corev1.Pod, now time.Time) (notProvisionable, time.Duration) {
 	switch {
 	case pod.Spec.NodeName != "":
-		return false, fmt.Sprintf("bound to node %s", pod.Spec.NodeName), 0
+		return isBound, 0
 	case pod.DeletionTimestamp != nil:
-		return false, "terminating", 0
+		return isTerminating, 0
 	case IsTerminal(pod):
-		return false, fmt.Sprintf("finished (%s)", pod.Status.Phase), 0
+		return isFinished, 0
 	case pod.Status.NominatedNodeName != "":
-		return false, fmt.Sprintf("nominated to node %s by kube-scheduler preemption", pod.Status.NominatedNodeName), 0
+		return isPreemptionNominated, 0
 	case IsDaemonSetPod(pod):
-		return false, "owned by a DaemonSet", 0
+		return isDaemonSetPod, 0
 	case IsOwnedByNode(pod):
-		return false, "a static pod owned by its node", 0
+		return isStaticPod, 0
 	case len(pod.Spec.SchedulingGates) > 0:
-		return false, fmt.Sprintf("held by scheduling gate %s", pod.Spec.SchedulingGates[0].Name), 0
+		return isGated, 0
 	}
 	if MarkedUnschedulable(pod) {
-		return true, "", 0
+		return provisionableNow, 0
 	}
 	cond := podCondition(pod, corev1.PodScheduled)
 	if cond != nil || !defaultScheduler(pod) {
-		return false, "not yet marked Unschedulable by its scheduler", 0
+		return isOtherSchedulers, 0
 	}
 	if wait := VerdictWait - now.Sub(pod.CreationTimestamp.Time); wait > 0 {
-		return false, fmt.Sprintf("not yet judged by kube-scheduler; planned without a verdict in %s", wait.Round(time.Millisecond)), wait
+		return isAwaitingVerdict, wait
 	}
-	return true, "", 0
+	return provisionableNow, 0
 }
 
 // MarkedUnschedulable reports whether the pod's scheduler tried it and

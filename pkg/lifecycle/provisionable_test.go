@@ -51,6 +51,9 @@ func TestIsProvisionable(t *testing.T) {
 			if got != tt.want {
 				t.Fatalf("IsProvisionable = %v (%q), want %v", got, reason, tt.want)
 			}
+			if fast := Provisionable(tt.pod, at); fast != tt.want {
+				t.Fatalf("Provisionable = %v, want %v", fast, tt.want)
+			}
 			if !strings.Contains(reason, tt.wantReason) || (tt.want && reason != "") {
 				t.Fatalf("reason = %q, want it to contain %q", reason, tt.wantReason)
 			}

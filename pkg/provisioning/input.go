@@ -45,7 +45,7 @@ func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending
 	leaving := goingAway(snap)
 	out := Pending{Held: map[string][]*corev1.Pod{}}
 	for _, pod := range snap.Pods {
-		if ok, _ := lifecycle.IsProvisionable(pod, now); !ok && !movedOff(pod, disrupted) {
+		if !lifecycle.Provisionable(pod, now) && !movedOff(pod, disrupted) {
 			continue
 		}
 		if target, ok := nominated(pod.UID); ok {

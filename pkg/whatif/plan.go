@@ -144,7 +144,7 @@ func workloadPods(pods []*corev1.Pod, now time.Time) []*corev1.Pod {
 			continue
 		}
 		if p.Spec.NodeName == "" {
-			if ok, _ := lifecycle.IsProvisionable(p, now); !ok {
+			if !lifecycle.Provisionable(p, now) {
 				continue
 			}
 		}

@@ -38,7 +38,7 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	now := c.provisioner.clk.Now()
-	if ok, _ := lifecycle.IsProvisionable(pod, now); !ok {
+	if !lifecycle.Provisionable(pod, now) {
 		if pod.Spec.NodeName != "" {
 			c.cluster.Forget(pod.UID)
 		}
