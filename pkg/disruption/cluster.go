@@ -92,7 +92,7 @@ type working struct {
 	held        map[string][]*corev1.Pod
 	// typeHashes are the fixed parts' hashes of the instance types, kept
 	// with the plan for the next fingerprint (reuse.go).
-	typeHashes map[*catalog.InstanceType]uint64
+	typeHashes map[typeIdentity]uint64
 	// horizon is the first instant after Now at which a time comparison
 	// of the plan turns out differently (reuse.go); zero when none.
 	horizon time.Time

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+	"reflect"
 	"sort"
 	"time"
 
@@ -43,10 +44,25 @@ type reuse struct {
 	// may turn out differently (never later than made + maxReuse).
 	until time.Time
 	// types are the hashes of the instance types' fixed parts (all but
-	// their offerings), by the caller's pointer: instance types are shared
-	// read-only values, and hashing 700 types' labels every poll cost more
-	// than the rest of the fingerprint.
-	types map[*catalog.InstanceType]uint64
+	// their offerings) by typeIdentity: hashing 700 types' labels every
+	// poll cost more than the rest of the fingerprint.
+	types map[typeIdentity]uint64
+}
+
+// typeIdentity names an instance type's fixed parts by the maps that hold
+// them. Instance types are shared read-only values, and the copies a cloud
+// provider hands out with fresh offerings (catalog.InstanceType.WithOfferings)
+// share their maps with the type they copy: the same maps, the same parts.
+type typeIdentity struct {
+	name                                                  string
+	labels, capacity, kubeReserved, sysReserved, eviction uintptr
+	onDemand                                              float64
+}
+
+func identity(it *catalog.InstanceType) typeIdentity {
+	ptr := func(m any) uintptr { return reflect.ValueOf(m).Pointer() }
+	return typeIdentity{name: it.Name, labels: ptr(it.Labels), capacity: ptr(it.Capacity), kubeReserved: ptr(it.Overhead.KubeReserved),
+		sysReserved: ptr(it.Overhead.SystemReserved), eviction: ptr(it.Overhead.EvictionThreshold), onDemand: it.OnDemandPrice}
 }
 
 // reusable reports whether prev answers the input w was built from.
@@ -78,11 +94,11 @@ func (w *working) until(t time.Time) {
 // fingerprint hashes everything the plan reads besides the clock; ok is
 // false when an object carries no resourceVersion.
 func (w *working) fingerprint() (uint64, bool) {
-	var known map[*catalog.InstanceType]uint64
+	var known map[typeIdentity]uint64
 	if prev := w.in.Previous; prev != nil && prev.reuse != nil {
 		known = prev.reuse.types
 	}
-	w.typeHashes = map[*catalog.InstanceType]uint64{}
+	w.typeHashes = map[typeIdentity]uint64{}
 	h := newFingerprinter()
 	snap := w.in.Snapshot
 	ok := true
@@ -90,9 +106,11 @@ func (w *working) fingerprint() (uint64, bool) {
 		if m.ResourceVersion == "" {
 			ok = false
 		}
+		if m.UID == "" {
+			h.str(m.Namespace)
+			h.str(m.Name)
+		}
 		h.str(string(m.UID))
-		h.str(m.Namespace)
-		h.str(m.Name)
 		h.str(m.ResourceVersion)
 	}
 	h.int(len(snap.Pods))
@@ -125,14 +143,15 @@ func (w *working) fingerprint() (uint64, bool) {
 	}
 	for _, pool := range sortedKeys(w.typesByPool) {
 		h.str(pool)
-		src, seen := w.in.InstanceTypes[pool], w.typesByPool[pool]
+		seen := w.typesByPool[pool]
 		h.int(len(seen))
-		for i, it := range seen {
-			fixed, ok := known[src[i]]
+		for _, it := range seen {
+			id := identity(it)
+			fixed, ok := known[id]
 			if !ok {
 				fixed = fixedHash(it)
 			}
-			w.typeHashes[src[i]] = fixed
+			w.typeHashes[id] = fixed
 			h.u64(fixed)
 			h.offerings(it.Offerings)
 		}
