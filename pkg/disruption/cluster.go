@@ -79,7 +79,7 @@ type working struct {
 	compactCache map[string]*scheduling.ExistingNode
 	// replacements numbers the plan's replacement claims.
 	replacements int
-	requests     map[types.UID]resvec
+	requests     map[types.UID]podRequest
 	// unitPrices are the lowest $/h per unit of cpu, memory and pod slots
 	// the pools sell (leastCostFor), computed on first use.
 	unitPrices *[3]float64
@@ -113,7 +113,7 @@ func begin(in Input) *working {
 		in: in, opts: in.Options.withDefaults(),
 		byNode: map[string]*nodeInfo{}, base: map[string]*scheduling.ExistingNode{},
 		poolObjs: map[string]*nsv1.NodePool{}, nominatedTargets: map[string]bool{},
-		commands: map[string]bool{}, skips: map[string]Skip{}, requests: map[types.UID]resvec{},
+		commands: map[string]bool{}, skips: map[string]Skip{}, requests: map[types.UID]podRequest{},
 		compactCache:  map[string]*scheduling.ExistingNode{},
 		heldForRepack: map[string]string{},
 	}

@@ -61,7 +61,7 @@ func compute(in Input) (*Plan, *working, error) {
 	out.Solves = w.solves
 	if cacheable {
 		w.until(in.Now.Add(maxReuse))
-		out.reuse = &reuse{fingerprint: fp, opts: w.opts, until: w.horizon, types: w.typeHashes}
+		out.reuse = &reuse{fingerprint: fp, opts: w.opts, until: w.horizon, types: w.typeHashes, requests: w.requests}
 		out.ValidUntil = w.horizon
 	}
 	return out, w, nil

@@ -47,16 +47,35 @@ func (v resvec) fits(limit resvec) bool {
 	return true
 }
 
-// podRequests is a pod's requests plus its slot, computed once per pod.
+// podRequests is a pod's requests plus its slot, computed once per pod
+// version: within a plan, and across plans through the previous plan (a
+// pod's requests change only with its resourceVersion).
 func (w *working) podRequests(p *corev1.Pod) resvec {
-	if v, ok := w.requests[p.UID]; ok && p.UID != "" {
-		return v
+	if p.UID == "" {
+		return requestsOf(p)
 	}
+	if r, ok := w.requests[p.UID]; ok && r.rv == p.ResourceVersion {
+		return r.v
+	}
+	if prev := w.in.Previous; prev != nil && prev.reuse != nil && p.ResourceVersion != "" {
+		if r, ok := prev.reuse.requests[p.UID]; ok && r.rv == p.ResourceVersion {
+			w.requests[p.UID] = r
+			return r.v
+		}
+	}
+	v := requestsOf(p)
+	w.requests[p.UID] = podRequest{rv: p.ResourceVersion, v: v}
+	return v
+}
+
+type podRequest struct {
+	rv string
+	v  resvec
+}
+
+func requestsOf(p *corev1.Pod) resvec {
 	v := fromList(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
 	v[2] = 1 // a pod takes one slot whatever it requests
-	if p.UID != "" {
-		w.requests[p.UID] = v
-	}
 	return v
 }
 

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
@@ -47,6 +48,9 @@ type reuse struct {
 	// their offerings) by typeIdentity: hashing 700 types' labels every
 	// poll cost more than the rest of the fingerprint.
 	types map[typeIdentity]uint64
+	// requests are the pods' requests the plan computed, by UID with
+	// their resourceVersion, for the next plan.
+	requests map[types.UID]podRequest
 }
 
 // typeIdentity names an instance type's fixed parts by the maps that hold
