@@ -24,13 +24,13 @@ import (
 // milliseconds; so Compute returns the caller's previous plan when nothing
 // it reads has changed and none of those instants has come.
 //
-// "Nothing it reads" is the fingerprint: every object of the snapshot and
-// every EC2NodeClass by UID and resourceVersion (any write bumps it), the
-// instance types as the plan sees them (prices, availability after the
-// insufficient-capacity view, capacity, overhead, labels), the pending
-// pods the provisioner holds on nodes and the nominations, the claims the
-// caller acted on lately, and the budgets' allowance at this instant (cron
-// windows open and close with the clock). An object without a
+// "Nothing it reads" is the fingerprint: the snapshot's Version (every
+// object by UID and resourceVersion: any write bumps it), every
+// EC2NodeClass by the same, the instance types as the plan sees them
+// (prices, availability after the insufficient-capacity view, capacity,
+// overhead, labels), the pending pods the provisioner holds on nodes and
+// the nominations, the claims the caller acted on lately, and the budgets'
+// allowance at this instant (cron windows open and close with the clock). An object without a
 // resourceVersion (hand-built in a test) makes the plan not reusable.
 
 // maxReuse bounds how long one plan is reused even when nothing changed,
@@ -105,42 +105,18 @@ func (w *working) fingerprint() (uint64, bool) {
 	w.typeHashes = map[typeIdentity]uint64{}
 	h := newFingerprinter()
 	snap := w.in.Snapshot
-	ok := true
+	version, ok := snap.Version()
+	h.u64(version)
+	for _, o := range snap.NodeClaims {
+		h.bool(w.in.Disrupting != nil && w.in.Disrupting(o.Name))
+	}
 	obj := func(m *metav1.ObjectMeta) {
 		if m.ResourceVersion == "" {
 			ok = false
 		}
-		if m.UID == "" {
-			h.str(m.Namespace)
-			h.str(m.Name)
-		}
 		h.str(string(m.UID))
+		h.str(m.Name)
 		h.str(m.ResourceVersion)
-	}
-	h.int(len(snap.Pods))
-	for _, o := range snap.Pods {
-		obj(&o.ObjectMeta)
-	}
-	h.int(len(snap.Nodes))
-	for _, o := range snap.Nodes {
-		obj(&o.ObjectMeta)
-	}
-	h.int(len(snap.NodeClaims))
-	for _, o := range snap.NodeClaims {
-		obj(&o.ObjectMeta)
-		h.bool(w.in.Disrupting != nil && w.in.Disrupting(o.Name))
-	}
-	h.int(len(snap.NodePools))
-	for _, o := range snap.NodePools {
-		obj(&o.ObjectMeta)
-	}
-	h.int(len(snap.DaemonSets))
-	for _, o := range snap.DaemonSets {
-		obj(&o.ObjectMeta)
-	}
-	h.int(len(snap.PDBs))
-	for _, o := range snap.PDBs {
-		obj(&o.ObjectMeta)
 	}
 	for _, name := range sortedKeys(w.in.NodeClasses) {
 		obj(&w.in.NodeClasses[name].ObjectMeta)

@@ -362,3 +362,35 @@ func TestChargedUsage(t *testing.T) {
 		})
 	}
 }
+
+// Version changes with any object's resourceVersion, with an object more
+// or less, and is absent for hand-built objects.
+func TestSnapshotVersion(t *testing.T) {
+	pod := func(name, rv string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name), ResourceVersion: rv}}
+	}
+	claim := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "uid-c", ResourceVersion: "7"}}
+	snap := func(pods ...*corev1.Pod) *Snapshot {
+		return &Snapshot{Pods: pods, NodeClaims: []*nsv1.NodeClaim{claim}}
+	}
+	base, ok := snap(pod("a", "1"), pod("b", "2")).Version()
+	if !ok {
+		t.Fatal("a snapshot of stored objects has no version")
+	}
+	if again, _ := snap(pod("a", "1"), pod("b", "2")).Version(); again != base {
+		t.Fatal("the same objects give another version")
+	}
+	for name, s := range map[string]*Snapshot{
+		"a pod written":   snap(pod("a", "1"), pod("b", "3")),
+		"a pod gone":      snap(pod("a", "1")),
+		"a pod more":      snap(pod("a", "1"), pod("b", "2"), pod("c", "4")),
+		"a claim instead": {Pods: []*corev1.Pod{pod("a", "1"), pod("b", "2")}},
+	} {
+		if v, _ := s.Version(); v == base {
+			t.Errorf("%s: the version did not change", name)
+		}
+	}
+	if _, ok := snap(pod("a", "")).Version(); ok {
+		t.Error("a hand-built object (no resourceVersion) gave the snapshot a version")
+	}
+}

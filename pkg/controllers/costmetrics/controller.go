@@ -26,6 +26,11 @@ type Controller struct {
 	// disappear (a type no longer running) are deleted, not left stale.
 	series     map[[3]string]bool
 	namespaces map[string]bool
+	// exported is the Version of the snapshot last exported: the fleet's
+	// cost and its split are functions of the snapshot alone (prices are
+	// on the claims), so an unchanged cluster is not split again.
+	exported    uint64
+	hasExported bool
 }
 
 var _ operator.Singleton = (*Controller)(nil)
@@ -46,6 +51,12 @@ func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
 	snap, err := c.cluster.Snapshot(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if v, ok := snap.Version(); ok {
+		if c.hasExported && v == c.exported {
+			return reconcile.Result{RequeueAfter: c.interval}, nil
+		}
+		defer func() { c.exported, c.hasExported = v, true }()
 	}
 	fleet, shares := cost.Fleet(snap)
 	c.export(fleet, shares)
