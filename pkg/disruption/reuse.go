@@ -102,7 +102,9 @@ func (w *working) fingerprint() (uint64, bool) {
 	if prev := w.in.Previous; prev != nil && prev.reuse != nil {
 		known = prev.reuse.types
 	}
-	w.typeHashes = map[typeIdentity]uint64{}
+	// The next plan gets known again when every type was known (no map
+	// built every poll), else a map of exactly the types seen now.
+	var fresh map[typeIdentity]uint64
 	h := newFingerprinter()
 	snap := w.in.Snapshot
 	version, ok := snap.Version()
@@ -130,8 +132,13 @@ func (w *working) fingerprint() (uint64, bool) {
 			fixed, ok := known[id]
 			if !ok {
 				fixed = fixedHash(it)
+				if fresh == nil {
+					fresh = w.knownTypes(known)
+				}
 			}
-			w.typeHashes[id] = fixed
+			if fresh != nil {
+				fresh[id] = fixed
+			}
 			h.u64(fixed)
 			h.offerings(it.Offerings)
 		}
@@ -154,7 +161,25 @@ func (w *working) fingerprint() (uint64, bool) {
 			h.str(err.Error())
 		}
 	}
+	w.typeHashes = known
+	if fresh != nil {
+		w.typeHashes = fresh
+	}
 	return h.sum(), ok
+}
+
+// knownTypes is the part of known the types seen so far this plan use,
+// the start of the map handed to the next plan once a type was new.
+func (w *working) knownTypes(known map[typeIdentity]uint64) map[typeIdentity]uint64 {
+	out := map[typeIdentity]uint64{}
+	for _, its := range w.typesByPool {
+		for _, it := range its {
+			if h, ok := known[identity(it)]; ok {
+				out[identity(it)] = h
+			}
+		}
+	}
+	return out
 }
 
 // fingerprinter hashes the values written with hash/maphash (a 10,000-pod
