@@ -46,7 +46,11 @@ func podsOf(t testing.TB, app string) (running, pending, total int) {
 	if err := kube().List(ctx(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": app}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range pods.Items {
+	return countPods(pods.Items)
+}
+
+func countPods(pods []corev1.Pod) (running, pending, total int) {
+	for _, p := range pods {
 		if !p.DeletionTimestamp.IsZero() {
 			continue
 		}
