@@ -3,6 +3,8 @@ package nodepool
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -39,12 +41,31 @@ type Controller struct {
 	types   InstanceTypes
 	clk     clock.Clock
 	metrics *metrics.Metrics
+
+	mu sync.Mutex
+	// validated is the last ValidatePool verdict per pool. Every change of
+	// any of a pool's NodeClaims reconciles the pool (its usage moves), and
+	// validating builds the labels of every offering of every type — in a
+	// 1,000-pod scale-up that was almost a quarter of the controller's CPU while
+	// the claims' writes streamed in. The verdict depends only on the
+	// pool's spec (its generation) and the types, which are read-only
+	// values replaced, never modified, when the catalog, the unavailable
+	// offerings or the risk view move; so the same generation and the same
+	// type pointers give the same verdict.
+	validated map[string]validation
+}
+
+type validation struct {
+	uid             types.UID
+	generation      int64
+	types           []*catalog.InstanceType
+	reason, message string
 }
 
 // New builds the controller; types validates pools against what their node
 // class can launch.
-func New(kube client.Client, types InstanceTypes, clk clock.Clock, m *metrics.Metrics) *Controller {
-	return &Controller{kube: kube, types: types, clk: clk, metrics: m}
+func New(kube client.Client, its InstanceTypes, clk clock.Clock, m *metrics.Metrics) *Controller {
+	return &Controller{kube: kube, types: its, clk: clk, metrics: m, validated: map[string]validation{}}
 }
 
 // Controller declares the controller: NodePools, their NodeClaims and
@@ -84,6 +105,11 @@ func (c *Controller) poolsForClass(ctx context.Context, o client.Object) []recon
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pool := &nsv1.NodePool{}
 	if err := c.kube.Get(ctx, req.NamespacedName, pool); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			c.mu.Lock()
+			delete(c.validated, req.Name)
+			c.mu.Unlock()
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	base := pool.DeepCopy()
@@ -135,10 +161,26 @@ func (c *Controller) validate(ctx context.Context, pool *nsv1.NodePool, classRea
 		}
 		return metav1.Condition{}, fmt.Errorf("reading the instance types of nodepool %s: %w", pool.Name, err)
 	}
-	if reason, msg := provisioning.ValidatePool(pool, types); reason != "" {
+	if reason, msg := c.validatePool(pool, types); reason != "" {
 		return lifecycle.Condition(t, false, reason, msg), nil
 	}
 	return lifecycle.Condition(t, true, "", ""), nil
+}
+
+// validatePool is provisioning.ValidatePool, remembered per pool while its
+// generation and its types stay the same.
+func (c *Controller) validatePool(pool *nsv1.NodePool, its []*catalog.InstanceType) (reason, message string) {
+	c.mu.Lock()
+	v, ok := c.validated[pool.Name]
+	c.mu.Unlock()
+	if ok && v.uid == pool.UID && v.generation == pool.Generation && slices.Equal(v.types, its) {
+		return v.reason, v.message
+	}
+	reason, message = provisioning.ValidatePool(pool, its)
+	c.mu.Lock()
+	c.validated[pool.Name] = validation{uid: pool.UID, generation: pool.Generation, types: its, reason: reason, message: message}
+	c.mu.Unlock()
+	return reason, message
 }
 
 // nodeClassReady mirrors the referenced node class's Ready condition. This
