@@ -46,11 +46,7 @@ func podsOf(t testing.TB, app string) (running, pending, total int) {
 	if err := kube().List(ctx(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": app}); err != nil {
 		t.Fatal(err)
 	}
-	return countPods(pods.Items)
-}
-
-func countPods(pods []corev1.Pod) (running, pending, total int) {
-	for _, p := range pods {
+	for _, p := range pods.Items {
 		if !p.DeletionTimestamp.IsZero() {
 			continue
 		}

@@ -84,7 +84,7 @@ func scaleUp1000(t *testing.T) {
 		// From the tracker's watches: listing 1,000 pods four times a
 		// second would load the cores the burst runs on.
 		now := time.Now()
-		running, pending, total := track.pods(t)
+		running, pending, total := track.pods()
 		if allPending.IsZero() && total == 1000 && pending == 1000 {
 			allPending = now
 		}
