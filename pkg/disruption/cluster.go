@@ -304,7 +304,7 @@ func (w *working) commit(a *Action, plan *scheduling.Plan) {
 			cp.Pods = append(append(make([]*corev1.Pod, 0, len(en.Pods)+1), en.Pods...), nom.Pod)
 			w.base[nom.Node] = &cp
 			if c, ok := w.compactCache[nom.Node]; ok {
-				w.compactCache[nom.Node] = compactedPlus(c, nom.Pod)
+				w.compactCache[nom.Node] = w.compactedPlus(c, nom.Pod)
 			}
 			if n := w.byNode[nom.Node]; n != nil {
 				n.received = true

@@ -3,7 +3,6 @@ package disruption
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	resourcehelper "k8s.io/component-helpers/resource"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
@@ -44,7 +43,7 @@ func topologyFree(pods []*corev1.Pod) bool {
 }
 
 // compacted is en with its pods folded into its allocatable.
-func compacted(en *scheduling.ExistingNode) *scheduling.ExistingNode {
+func (w *working) compacted(en *scheduling.ExistingNode) *scheduling.ExistingNode {
 	free := en.Allocatable.DeepCopy()
 	if free == nil {
 		free = corev1.ResourceList{}
@@ -53,7 +52,7 @@ func compacted(en *scheduling.ExistingNode) *scheduling.ExistingNode {
 		free[corev1.ResourcePods] = *resource.NewQuantity(110, resource.DecimalSI) // the solver's default
 	}
 	cp := *en
-	cp.Allocatable = fold(free, en.Pods)
+	cp.Allocatable = w.fold(free, en.Pods)
 	cp.Pods = nil
 	return &cp
 }
@@ -64,17 +63,17 @@ func compacted(en *scheduling.ExistingNode) *scheduling.ExistingNode {
 // over hundreds of nodes) was most of a plan's allocations. Clamping at
 // zero after each pod gives what clamping once after all gives, since room
 // only shrinks.
-func compactedPlus(c *scheduling.ExistingNode, p *corev1.Pod) *scheduling.ExistingNode {
+func (w *working) compactedPlus(c *scheduling.ExistingNode, p *corev1.Pod) *scheduling.ExistingNode {
 	cp := *c
-	cp.Allocatable = fold(c.Allocatable.DeepCopy(), []*corev1.Pod{p})
+	cp.Allocatable = w.fold(c.Allocatable.DeepCopy(), []*corev1.Pod{p})
 	return &cp
 }
 
 // fold takes the pods' requests and one slot each out of free, never below
 // zero, and returns it.
-func fold(free corev1.ResourceList, pods []*corev1.Pod) corev1.ResourceList {
+func (w *working) fold(free corev1.ResourceList, pods []*corev1.Pod) corev1.ResourceList {
 	for _, p := range pods {
-		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+		for name, q := range w.podRequestList(p) {
 			if cur, ok := free[name]; ok {
 				cur.Sub(q)
 				free[name] = cur
@@ -101,7 +100,7 @@ func (w *working) solverNode(name string) *scheduling.ExistingNode {
 	if c, ok := w.compactCache[name]; ok {
 		return c
 	}
-	c := compacted(en)
+	c := w.compacted(en)
 	w.compactCache[name] = c
 	return c
 }

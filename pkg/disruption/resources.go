@@ -51,32 +51,44 @@ func (v resvec) fits(limit resvec) bool {
 // version: within a plan, and across plans through the previous plan (a
 // pod's requests change only with its resourceVersion).
 func (w *working) podRequests(p *corev1.Pod) resvec {
+	return w.podRequest(p).v
+}
+
+// podRequestList is the pod's effective requests (resourcehelper's rules),
+// cached as podRequests is. Read only.
+func (w *working) podRequestList(p *corev1.Pod) corev1.ResourceList {
+	return w.podRequest(p).list
+}
+
+func (w *working) podRequest(p *corev1.Pod) podRequest {
 	if p.UID == "" {
-		return requestsOf(p)
+		return requestOf(p)
 	}
 	if r, ok := w.requests[p.UID]; ok && r.rv == p.ResourceVersion {
-		return r.v
+		return r
 	}
 	if prev := w.in.Previous; prev != nil && prev.reuse != nil && p.ResourceVersion != "" {
 		if r, ok := prev.reuse.requests[p.UID]; ok && r.rv == p.ResourceVersion {
 			w.requests[p.UID] = r
-			return r.v
+			return r
 		}
 	}
-	v := requestsOf(p)
-	w.requests[p.UID] = podRequest{rv: p.ResourceVersion, v: v}
-	return v
+	r := requestOf(p)
+	w.requests[p.UID] = r
+	return r
 }
 
 type podRequest struct {
-	rv string
-	v  resvec
+	rv   string
+	list corev1.ResourceList
+	v    resvec
 }
 
-func requestsOf(p *corev1.Pod) resvec {
-	v := fromList(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
+func requestOf(p *corev1.Pod) podRequest {
+	list := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+	v := fromList(list)
 	v[2] = 1 // a pod takes one slot whatever it requests
-	return v
+	return podRequest{rv: p.ResourceVersion, list: list, v: v}
 }
 
 // need is what the pods ask for in total.
