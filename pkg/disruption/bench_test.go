@@ -275,10 +275,9 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkPlanSteadyState is the cost of the plan the controller makes
-// every poll once the cluster is consolidated: the burst's leftovers after
-// two plans ran, planned again (little or nothing left to do).
-func BenchmarkPlanSteadyState(b *testing.B) {
+// steadyState is the 41,000 → 10,000-pod scale-down after two plans were
+// carried out: a cluster the planner has little left to do on.
+func steadyState(b *testing.B) (*world, func(*Input)) {
 	w, _ := scaledDown(b, 41000, 10000, 42)
 	opts := func(in *Input) { in.Options.SpotToSpotConsolidation = true }
 	for i := 0; i < 2; i++ {
@@ -288,6 +287,14 @@ func BenchmarkPlanSteadyState(b *testing.B) {
 		}
 		w = carryOut(w, ww, plan)
 	}
+	return w, opts
+}
+
+// BenchmarkPlanSteadyState is the cost of the plan the controller makes
+// every poll once the cluster is consolidated: the burst's leftovers after
+// two plans ran, planned again (little or nothing left to do).
+func BenchmarkPlanSteadyState(b *testing.B) {
+	w, opts := steadyState(b)
 	in := w.input(opts)
 	var plan *Plan
 	var err error
@@ -310,15 +317,7 @@ func BenchmarkPlanSteadyState(b *testing.B) {
 // with nothing changed: the cost of deciding the previous plan still holds
 // (begin + fingerprint) instead of planning.
 func BenchmarkPlanSteadyStateReused(b *testing.B) {
-	w, _ := scaledDown(b, 41000, 10000, 42)
-	opts := func(in *Input) { in.Options.SpotToSpotConsolidation = true }
-	for i := 0; i < 2; i++ {
-		plan, ww, err := compute(w.input(opts))
-		if err != nil {
-			b.Fatal(err)
-		}
-		w = carryOut(w, ww, plan)
-	}
+	w, opts := steadyState(b)
 	stampVersions(w)
 	prev, err := Compute(w.input(opts))
 	if err != nil {

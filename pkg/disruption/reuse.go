@@ -9,11 +9,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
 // A plan is a function of its input and the clock, and the clock matters
@@ -112,17 +113,13 @@ func (w *working) fingerprint() (uint64, bool) {
 	for _, o := range snap.NodeClaims {
 		h.bool(w.in.Disrupting != nil && w.in.Disrupting(o.Name))
 	}
-	obj := func(m *metav1.ObjectMeta) {
-		if m.ResourceVersion == "" {
-			ok = false
-		}
-		h.str(string(m.UID))
-		h.str(m.Name)
-		h.str(m.ResourceVersion)
-	}
+	classes := make([]*awsv1.EC2NodeClass, 0, len(w.in.NodeClasses))
 	for _, name := range sortedKeys(w.in.NodeClasses) {
-		obj(&w.in.NodeClasses[name].ObjectMeta)
+		classes = append(classes, w.in.NodeClasses[name])
 	}
+	classVersion, classesOK := provisioning.ObjectsVersion(classes)
+	h.u64(classVersion)
+	ok = ok && classesOK
 	for _, pool := range sortedKeys(w.typesByPool) {
 		h.str(pool)
 		seen := w.typesByPool[pool]

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// versionSeed seeds Version's hash: versions are compared only within
+// versionSeed seeds the versions' hash: versions are compared only within
 // one process.
 var versionSeed = maphash.MakeSeed()
 
@@ -17,53 +17,59 @@ var versionSeed = maphash.MakeSeed()
 // objects in the same state (up to a 64-bit hash collision). ok is false
 // when an object carries no resourceVersion (built by hand, not read from
 // an API server): such a snapshot has no version.
-func (s *Snapshot) Version() (v uint64, ok bool) {
-	var h maphash.Hash
-	h.SetSeed(versionSeed)
-	ok = true
-	var buf [8]byte
-	count := func(n int) {
-		binary.LittleEndian.PutUint64(buf[:], uint64(n))
-		_, _ = h.Write(buf[:])
-	}
-	str := func(s string) {
-		count(len(s))
-		_, _ = h.WriteString(s)
-	}
-	obj := func(m *metav1.ObjectMeta) {
-		if m.ResourceVersion == "" {
-			ok = false
+func (s *Snapshot) Version() (uint64, bool) {
+	v := newVersioner()
+	writeList(v, s.Pods)
+	writeList(v, s.Nodes)
+	writeList(v, s.NodeClaims)
+	writeList(v, s.NodePools)
+	writeList(v, s.DaemonSets)
+	writeList(v, s.PDBs)
+	return v.h.Sum64(), v.ok
+}
+
+// ObjectsVersion is Version for one list of objects.
+func ObjectsVersion[T metav1.Object](objs []T) (uint64, bool) {
+	v := newVersioner()
+	writeList(v, objs)
+	return v.h.Sum64(), v.ok
+}
+
+type versioner struct {
+	h   maphash.Hash
+	buf [8]byte
+	ok  bool
+}
+
+func newVersioner() *versioner {
+	v := &versioner{ok: true}
+	v.h.SetSeed(versionSeed)
+	return v
+}
+
+func (v *versioner) count(n int) {
+	binary.LittleEndian.PutUint64(v.buf[:], uint64(n))
+	_, _ = v.h.Write(v.buf[:])
+}
+
+func (v *versioner) str(s string) {
+	v.count(len(s))
+	_, _ = v.h.WriteString(s)
+}
+
+func writeList[T metav1.Object](v *versioner, objs []T) {
+	v.count(len(objs))
+	for _, o := range objs {
+		rv := o.GetResourceVersion()
+		if rv == "" {
+			v.ok = false
 		}
-		if m.UID == "" {
-			str(m.Namespace)
-			str(m.Name)
+		uid := string(o.GetUID())
+		if uid == "" {
+			v.str(o.GetNamespace())
+			v.str(o.GetName())
 		}
-		str(string(m.UID))
-		str(m.ResourceVersion)
+		v.str(uid)
+		v.str(rv)
 	}
-	count(len(s.Pods))
-	for _, o := range s.Pods {
-		obj(&o.ObjectMeta)
-	}
-	count(len(s.Nodes))
-	for _, o := range s.Nodes {
-		obj(&o.ObjectMeta)
-	}
-	count(len(s.NodeClaims))
-	for _, o := range s.NodeClaims {
-		obj(&o.ObjectMeta)
-	}
-	count(len(s.NodePools))
-	for _, o := range s.NodePools {
-		obj(&o.ObjectMeta)
-	}
-	count(len(s.DaemonSets))
-	for _, o := range s.DaemonSets {
-		obj(&o.ObjectMeta)
-	}
-	count(len(s.PDBs))
-	for _, o := range s.PDBs {
-		obj(&o.ObjectMeta)
-	}
-	return h.Sum64(), ok
 }

@@ -450,23 +450,24 @@ func (w *rollWatch) run() {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if err := w.sample(time.Now()); err != nil {
-			w.mu.Lock()
-			w.errs = append(w.errs, err)
-			w.mu.Unlock()
-		}
+		w.sampleNow()
 		select {
 		case <-w.quit:
 			// One last sample after the caller saw the roll finish: the
 			// last tick may predate the last claim going.
-			if err := w.sample(time.Now()); err != nil {
-				w.mu.Lock()
-				w.errs = append(w.errs, err)
-				w.mu.Unlock()
-			}
+			w.sampleNow()
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// sampleNow samples and keeps the error, if any.
+func (w *rollWatch) sampleNow() {
+	if err := w.sample(time.Now()); err != nil {
+		w.mu.Lock()
+		w.errs = append(w.errs, err)
+		w.mu.Unlock()
 	}
 }
 
