@@ -26,26 +26,41 @@ func TestOversizedBodiesAreRefusedNotTruncated(t *testing.T) {
 		{name: "SQS", target: "AmazonSQS.SendMessage", ctype: "application/x-amz-json-1.0", body: `{"QueueUrl":"x","MessageBody":"` + big + `"}`, code: jsonCode},
 		{name: "SSM", target: "AmazonSSM.GetParameter", ctype: "application/x-amz-json-1.1", body: `{"Name":"` + big + `"}`, code: jsonCode},
 	}
+	// framings: with a Content-Length the server can refuse before reading;
+	// a chunked body announces no length, so only counting what was read
+	// tells a complete body from one cut at the limit.
+	framings := []struct {
+		name string
+		body func(s string) io.Reader
+	}{
+		{"content-length", func(s string) io.Reader { return bytes.NewBufferString(s) }},
+		{"chunked", func(s string) io.Reader { return struct{ io.Reader }{strings.NewReader(s)} }},
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			req, err := http.NewRequest(http.MethodPost, e.srv.URL(), bytes.NewBufferString(tt.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", tt.ctype)
-			if tt.target != "" {
-				req.Header.Set("X-Amz-Target", tt.target)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != http.StatusRequestEntityTooLarge || tt.code(t, b) != "RequestEntityTooLarge" {
-				t.Fatalf("status %d body %.300s, want 413 RequestEntityTooLarge", resp.StatusCode, b)
-			}
-		})
+		for _, f := range framings {
+			t.Run(tt.name+"/"+f.name, func(t *testing.T) {
+				req, err := http.NewRequest(http.MethodPost, e.srv.URL(), f.body(tt.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f.name == "chunked" && req.ContentLength != 0 {
+					t.Fatalf("the request announces %d bytes; it must go out chunked", req.ContentLength)
+				}
+				req.Header.Set("Content-Type", tt.ctype)
+				if tt.target != "" {
+					req.Header.Set("X-Amz-Target", tt.target)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != http.StatusRequestEntityTooLarge || tt.code(t, b) != "RequestEntityTooLarge" {
+					t.Fatalf("status %d body %.300s, want 413 RequestEntityTooLarge", resp.StatusCode, b)
+				}
+			})
+		}
 	}
 }
 
