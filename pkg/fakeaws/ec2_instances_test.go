@@ -220,8 +220,15 @@ func TestTerminateInstances(t *testing.T) {
 	if again := e.fleet(t, lt, "on-demand", "", 1, "m5.large"); len(launched(again)) != 1 {
 		t.Fatalf("terminated instance's capacity was not returned: %+v", again.Errors)
 	}
-	if _, err := e.ec2.TerminateInstances(e.ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{"i-0123456789abcdef0"}}); apiCode(err) != "InvalidInstanceID.NotFound" {
-		t.Fatalf("unknown id: %v", err)
+	errs := []struct{ name, id, code string }{
+		{"unknown id", "i-0123456789abcdef0", "InvalidInstanceID.NotFound"},
+		{"malformed id", "i-zz", "InvalidInstanceID.Malformed"},
+		{"an upper-case id is malformed", "i-0123456789ABCDEF0", "InvalidInstanceID.Malformed"},
+	}
+	for _, c := range errs {
+		if _, err := e.ec2.TerminateInstances(e.ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{c.id}}); apiCode(err) != c.code {
+			t.Errorf("%s: %v, want %s", c.name, err, c.code)
+		}
 	}
 	e.clock.Step(2 * time.Hour)
 	if got := describeIDs(t, e, &ec2.DescribeInstancesInput{InstanceIds: nil, Filters: []ec2types.Filter{filter("instance-id", ids...)}}); len(got) != 0 {
