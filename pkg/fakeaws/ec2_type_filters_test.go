@@ -77,6 +77,59 @@ func TestDescribeInstanceTypesFiltersAgreeWithTheAnswer(t *testing.T) {
 			}
 			return out
 		}},
+		// The filters whose value is the same for every simulated type: the
+		// filter must still say what the rendered answer says.
+		{"free-tier-eligible", func(it ec2types.InstanceTypeInfo) []string { return []string{b(it.FreeTierEligible)} }},
+		{"hibernation-supported", func(it ec2types.InstanceTypeInfo) []string { return []string{b(it.HibernationSupported)} }},
+		{"auto-recovery-supported", func(it ec2types.InstanceTypeInfo) []string { return []string{b(it.AutoRecoverySupported)} }},
+		{"dedicated-hosts-supported", func(it ec2types.InstanceTypeInfo) []string { return []string{b(it.DedicatedHostsSupported)} }},
+		{"processor-info.sustained-clock-speed-in-ghz", func(it ec2types.InstanceTypeInfo) []string {
+			if it.ProcessorInfo.SustainedClockSpeedInGhz == nil {
+				return nil
+			}
+			return []string{strconv.FormatFloat(*it.ProcessorInfo.SustainedClockSpeedInGhz, 'f', -1, 64)}
+		}},
+		{"supported-root-device-type", func(it ec2types.InstanceTypeInfo) []string {
+			var out []string
+			for _, d := range it.SupportedRootDeviceTypes {
+				out = append(out, string(d))
+			}
+			return out
+		}},
+		{"supported-virtualization-type", func(it ec2types.InstanceTypeInfo) []string {
+			var out []string
+			for _, v := range it.SupportedVirtualizationTypes {
+				out = append(out, string(v))
+			}
+			return out
+		}},
+		{"network-info.ipv6-supported", func(it ec2types.InstanceTypeInfo) []string { return []string{b(it.NetworkInfo.Ipv6Supported)} }},
+		{"network-info.ena-support", func(it ec2types.InstanceTypeInfo) []string { return []string{string(it.NetworkInfo.EnaSupport)} }},
+		{"network-info.maximum-network-cards", func(it ec2types.InstanceTypeInfo) []string {
+			return []string{i32(it.NetworkInfo.MaximumNetworkCards)}
+		}},
+		{"network-info.ipv6-addresses-per-interface", func(it ec2types.InstanceTypeInfo) []string {
+			return []string{i32(it.NetworkInfo.Ipv6AddressesPerInterface)}
+		}},
+		{"ebs-info.ebs-optimized-support", func(it ec2types.InstanceTypeInfo) []string {
+			return []string{string(it.EbsInfo.EbsOptimizedSupport)}
+		}},
+		{"ebs-info.nvme-support", func(it ec2types.InstanceTypeInfo) []string { return []string{string(it.EbsInfo.NvmeSupport)} }},
+		{"instance-storage-info.nvme-support", func(it ec2types.InstanceTypeInfo) []string {
+			if it.InstanceStorageInfo == nil {
+				return nil
+			}
+			return []string{string(it.InstanceStorageInfo.NvmeSupport)}
+		}},
+		{"instance-storage-info.disk.count", func(it ec2types.InstanceTypeInfo) []string {
+			return disks(it, func(d ec2types.DiskInfo) string { return i32(d.Count) })
+		}},
+		{"instance-storage-info.disk.size-in-gb", func(it ec2types.InstanceTypeInfo) []string {
+			return disks(it, func(d ec2types.DiskInfo) string { return strconv.FormatInt(aws.ToInt64(d.SizeInGB), 10) })
+		}},
+		{"instance-storage-info.disk.type", func(it ec2types.InstanceTypeInfo) []string {
+			return disks(it, func(d ec2types.DiskInfo) string { return string(d.Type) })
+		}},
 	}
 	for _, tt := range tests {
 		values := map[string]bool{}
@@ -119,4 +172,16 @@ func TestDescribeInstanceTypesFiltersAgreeWithTheAnswer(t *testing.T) {
 			t.Errorf("%s filter %s: %v", name, f, err)
 		}
 	}
+}
+
+// disks is one value per local disk of the type, none without local storage.
+func disks(it ec2types.InstanceTypeInfo, value func(ec2types.DiskInfo) string) []string {
+	if it.InstanceStorageInfo == nil {
+		return nil
+	}
+	var out []string
+	for _, d := range it.InstanceStorageInfo.Disks {
+		out = append(out, value(d))
+	}
+	return out
 }
