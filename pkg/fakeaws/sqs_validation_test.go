@@ -51,6 +51,13 @@ func TestSQSQueueNames(t *testing.T) {
 		{"ünï", "InvalidParameterValue"},
 		{"", "MissingParameter"},
 		{"jobs.fifo", "AWS.SimpleQueueService.UnsupportedOperation"}, // FIFO is refused by name, not simulated
+		// A FIFO name is still checked as a name first: the suffix counts
+		// toward the 80 characters and the rest follows the usual rules.
+		{strings.Repeat("q", 75) + ".fifo", "AWS.SimpleQueueService.UnsupportedOperation"},
+		{strings.Repeat("q", 76) + ".fifo", "InvalidParameterValue"},
+		{"has space.fifo", "InvalidParameterValue"},
+		{"a.b.fifo", "InvalidParameterValue"},
+		{".fifo", "InvalidParameterValue"},
 	}
 	e := newEnv(t)
 	for _, tt := range tests {
