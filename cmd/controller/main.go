@@ -91,6 +91,12 @@ func run(ctx context.Context, o *Options) error {
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "nodesmith-controller",
 		LeaderElectionNamespace: o.LeaderElectionNS,
+		// A stopping leader (a rolling upgrade, a drained node) hands the
+		// Lease back once its controllers have returned, so the standby
+		// leads within its 2 s retry instead of waiting out the 15 s lease.
+		// Safe because run returns, and the process exits, as soon as the
+		// manager has stopped.
+		LeaderElectionReleaseOnCancel: true,
 		// managedFields are a third or more of a pod's size and no
 		// controller reads them; pods keep only what is read (state.TrimPod):
 		// at 100,000 pods that is hundreds of MiB.
