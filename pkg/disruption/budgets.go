@@ -3,8 +3,11 @@ package disruption
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/disruption/budget"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
@@ -22,8 +25,19 @@ func newTracker(snap *provisioning.Snapshot, pools map[string]*nsv1.NodePool, re
 	total := map[string]int{}
 	for _, c := range snap.NodeClaims {
 		pool := c.Labels[nsv1.LabelNodePool]
+		disrupting := isDisrupting(c, recent)
+		// A claim still launching or registering is not yet capacity: it
+		// counts toward neither side, or a replacement in flight would
+		// raise a percentage budget's allowance while it replaces (10 % of
+		// 10 nodes plus the replacement rounds up to 2). Karpenter counts
+		// initialized nodes only, for the same reason.
+		if !disrupting && !lifecycle.IsTrue(c.Status.Conditions, nsv1.ConditionInitialized) {
+			continue
+		}
 		total[pool]++
-		if isDisrupting(c, recent) {
+		// A node that stopped being Ready is capacity already lost: it
+		// holds the budget as a disruption does.
+		if disrupting || notReady(snap.NodeByID[c.Status.ProviderID]) {
 			t.disrupting[pool]++
 		}
 	}
@@ -62,4 +76,18 @@ func (t *tracker) allowance() map[string]map[nsv1.DisruptionReason]int {
 		}
 	}
 	return out
+}
+
+// notReady reports whether the node reports its Ready condition as False or
+// Unknown (a node that has not reported it yet is not counted: it is new).
+func notReady(n *corev1.Node) bool {
+	if n == nil {
+		return false
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status != corev1.ConditionTrue
+		}
+	}
+	return false
 }

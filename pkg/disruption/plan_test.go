@@ -497,6 +497,40 @@ func TestPlan(t *testing.T) {
 			wantSkips: map[string]SkipReason{"p-02": SkipBudget},
 		},
 		{
+			name: "a replacement in flight does not raise a percentage budget",
+			build: func() Input {
+				w := newWorld(pool("p", budgets(nsv1.Budget{Nodes: "10%"})))
+				w.node("p", "large", "zone-a", od, claimAnnotation(nsv1.AnnotationDisruptionCommand, "cmd-1"))
+				w.pod("p-01", "1")
+				w.node("p", "small", "zone-a", od, claimAnnotation(nsv1.AnnotationReplacementFor, "cmd-1"),
+					func(c *nsv1.NodeClaim, _ *corev1.Node) { c.Status.Conditions = nil })
+				for range 8 {
+					w.pod(w.node("p", "small", "zone-a", od), "1500m")
+				}
+				w.node("p", "small", "zone-a", od) // p-20, empty
+				return w.input()
+			},
+			// 10 % of the 10 nodes is 1, taken by p-01; counting the
+			// launching replacement would make it 10 % of 11, rounded up
+			// to 2, and delete p-20 while p-01 is still being replaced.
+			wantSkips: map[string]SkipReason{"p-20": SkipBudget},
+		},
+		{
+			name: "a node that is not Ready holds the budget",
+			build: func() Input {
+				w := newWorld(pool("p", budgets(nsv1.Budget{Nodes: "1"})))
+				w.node("p", "small", "zone-a", od, func(_ *nsv1.NodeClaim, n *corev1.Node) {
+					n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown}}
+				})
+				w.pod("p-01", "1500m")
+				w.node("p", "small", "zone-a", od, func(_ *nsv1.NodeClaim, n *corev1.Node) {
+					n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+				})
+				return w.input()
+			},
+			wantSkips: map[string]SkipReason{"p-03": SkipBudget},
+		},
+		{
 			name: "a budget for one reason does not hold another",
 			build: func() Input {
 				w := newWorld(pool("p", budgets(nsv1.Budget{Nodes: "0", Reasons: []nsv1.DisruptionReason{nsv1.DisruptionReasonEmpty}})))
