@@ -20,16 +20,68 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
-// create makes the NodeClaim for a planned claim, owned by its pool, with the
-// requirements narrowed to the planned options, and nominates its pods. The
-// caller gets the launch mark, taken before the claim exists.
-func (p *Provisioner) create(ctx context.Context, pool *nsv1.NodePool, cp *scheduling.ClaimPlan) (*nsv1.NodeClaim, error) {
-	claim := provisioning.NewNodeClaim(pool, cp, p.opts.NewName(pool.Name))
-	p.cluster.StartLaunch(claim.Name)
-	if err := p.kube.Create(ctx, claim); err != nil {
-		p.cluster.EndLaunch(claim.Name)
-		return nil, fmt.Errorf("creating nodeclaim for nodepool %s: %w", pool.Name, err)
+// createAll makes the NodeClaims for the planned claims, each owned by its
+// pool with its requirements narrowed to the planned options, and nominates
+// their pods; the caller gets the launch marks, taken before the claims
+// exist. It writes up to LaunchWorkers at once: a cycle
+// of 50 claims on an API server that answers in 50 ms would otherwise spend
+// 2.5 s writing them one by one. Names are drawn, and the claims are
+// nominated, counted and announced, in plan order on this goroutine, so a
+// cycle's outcome does not depend on which write finished first.
+func (p *Provisioner) createAll(ctx context.Context, byName map[string]*nsv1.NodePool, plans []*scheduling.ClaimPlan) []*nsv1.NodeClaim {
+	type job struct {
+		pool  *nsv1.NodePool
+		plan  *scheduling.ClaimPlan
+		claim *nsv1.NodeClaim
+		err   error
 	}
+	jobs := make([]*job, 0, len(plans))
+	for _, cp := range plans {
+		if pool := byName[cp.NodePool]; pool != nil {
+			claim := provisioning.NewNodeClaim(pool, cp, p.opts.NewName(pool.Name))
+			p.cluster.StartLaunch(claim.Name)
+			jobs = append(jobs, &job{pool: pool, plan: cp, claim: claim})
+		}
+	}
+	write := func(j *job) {
+		if err := p.kube.Create(ctx, j.claim); err != nil {
+			p.cluster.EndLaunch(j.claim.Name)
+			j.err = fmt.Errorf("creating nodeclaim for nodepool %s: %w", j.pool.Name, err)
+		}
+	}
+	if p.opts.LaunchWorkers == 1 || len(jobs) == 1 {
+		for _, j := range jobs {
+			write(j) // in order, on this goroutine
+		}
+	} else {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, p.opts.LaunchWorkers)
+		for _, j := range jobs {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				write(j)
+			}()
+		}
+		wg.Wait()
+	}
+	claims := make([]*nsv1.NodeClaim, 0, len(jobs))
+	for _, j := range jobs {
+		if j.err != nil {
+			log.FromContext(ctx).Error(j.err, "creating nodeclaim", "nodepool", j.plan.NodePool, "pods", len(j.plan.Pods))
+			continue
+		}
+		p.created(j.pool, j.plan, j.claim)
+		claims = append(claims, j.claim)
+	}
+	return claims
+}
+
+// created records a claim the API server accepted: its pods are nominated
+// to it, and it is counted and announced.
+func (p *Provisioner) created(pool *nsv1.NodePool, cp *scheduling.ClaimPlan, claim *nsv1.NodeClaim) {
 	for _, pod := range cp.Pods {
 		p.cluster.Nominate(pod.UID, claim.Name)
 	}
@@ -37,7 +89,6 @@ func (p *Provisioner) create(ctx context.Context, pool *nsv1.NodePool, cp *sched
 	p.metrics.NodeClaimsCreated.WithLabelValues(pool.Name, "provisioning").Inc()
 	p.recorder.Publish(events.Normal(claim, "Created", "Provision", fmt.Sprintf("for %d pods, %d launch options from $%.4f/h",
 		len(cp.Pods), len(cp.Options), cp.Price())))
-	return claim, nil
 }
 
 // launchAll launches the claims together (their launch marks are held):

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
@@ -194,19 +193,7 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 	for _, u := range plan.Unschedulable {
 		p.recorder.Publish(events.PodUnschedulable(u.Pod, u.Reason))
 	}
-	claims := make([]*nsv1.NodeClaim, 0, len(plan.NewClaims))
-	for _, cp := range plan.NewClaims {
-		pool := byName[cp.NodePool]
-		if pool == nil {
-			continue
-		}
-		claim, err := p.create(ctx, pool, cp)
-		if err != nil {
-			log.FromContext(ctx).Error(err, "creating nodeclaim", "nodepool", cp.NodePool, "pods", len(cp.Pods))
-			continue
-		}
-		claims = append(claims, claim)
-	}
+	claims := p.createAll(ctx, byName, plan.NewClaims)
 	kv := []any{"pending", len(pending), "nominated", len(plan.Nominations), "newClaims", len(claims),
 		"unschedulable", len(plan.Unschedulable), "duration", p.clk.Since(start).String()}
 	if len(plan.Unschedulable) > 0 {

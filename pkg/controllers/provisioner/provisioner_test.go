@@ -41,6 +41,11 @@ var seq int
 // pods select) and a namespace of pending pods.
 func newFixture(t *testing.T, pods int, cpu string) *fixture {
 	t.Helper()
+	return newFixtureWith(t, pods, cpu, Options{})
+}
+
+func newFixtureWith(t *testing.T, pods int, cpu string, opts Options) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	seq++
 	id := fmt.Sprintf("%d-%d", time.Now().UnixNano()%100000, seq)
@@ -54,7 +59,7 @@ func newFixture(t *testing.T, pods int, cpu string) *fixture {
 	rec, _ := controllertest.Recorder(clk)
 	m := controllertest.Metrics()
 	launcher := nodeclaim.NewLauncher(h.Client, f.cloud, cluster, clk, rec, m, nil)
-	f.p = New(h.Client, f.cloud, cluster, launcher, clk, rec, m, Options{})
+	f.p = New(h.Client, f.cloud, cluster, launcher, clk, rec, m, opts)
 
 	f.pool = controllertest.NodePool("pool-" + id)
 	f.pool.Spec.Template.ObjectMeta.Labels = map[string]string{"fixture": id}
@@ -128,6 +133,45 @@ func TestProvisionCreatesAndLaunchesClaims(t *testing.T) {
 	}
 	if n := len(f.cloud.Instances()); n != len(claims) {
 		t.Fatalf("%d instances for %d claims", n, len(claims))
+	}
+}
+
+// TestProvisionCreatesClaimsTogether: a cycle's claims are written in
+// parallel; one the API server refuses (its name is taken) leaves the others
+// created, nominated and launched, and its pods are planned again by the
+// next cycle.
+func TestProvisionCreatesClaimsTogether(t *testing.T) {
+	var names []string
+	opts := Options{NewName: func(pool string) string {
+		names = append(names, fmt.Sprintf("%s-c%d", pool, len(names)+1))
+		return names[len(names)-1]
+	}}
+	f := newFixtureWith(t, 4, "7", opts) // one m5.2xlarge per pod
+	taken := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: f.pool.Name + "-c2"}}
+	taken.Spec.NodeClassRef = f.pool.Spec.Template.Spec.NodeClassRef
+	if err := h.Direct.Create(context.Background(), taken); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.p.Provision(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	claims := f.claims(t)
+	if len(claims) != 3 || len(names) != 4 {
+		t.Fatalf("first cycle: %d claims created of %d named %v, want 3 of 4 (the second name is taken)", len(claims), len(names), names)
+	}
+	for _, c := range claims {
+		if c.Name == taken.Name || !lifecycle.IsTrue(c.Status.Conditions, nsv1.ConditionLaunched) {
+			t.Errorf("claim %s: launched %v", c.Name, lifecycle.IsTrue(c.Status.Conditions, nsv1.ConditionLaunched))
+		}
+	}
+	if err := f.p.Provision(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if claims = f.claims(t); len(claims) != 4 || len(names) != 5 {
+		t.Fatalf("second cycle: %d claims, names %v; want the refused claim's pod planned again on a fifth name", len(claims), names)
+	}
+	if n := len(f.cloud.Instances()); n != 4 {
+		t.Fatalf("%d instances for 4 pods on 4 claims", n)
 	}
 }
 
