@@ -51,7 +51,14 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 	}
 	// Nominated pods trigger too: the cycle decides whether their
 	// nomination still holds (see Provisioner.pending), and a cycle with
-	// nothing to plan is cheap.
-	c.provisioner.Trigger(string(pod.UID))
+	// nothing to plan is cheap. They do not hold the window open: while
+	// their nodes boot, kube-scheduler re-marks them Unschedulable, and a
+	// burst's hundreds of such updates would keep a new pod waiting for
+	// the window's maximum instead of its idle time.
+	if _, nominated := c.cluster.Nominated(pod.UID); nominated {
+		c.provisioner.TriggerQuiet(string(pod.UID))
+	} else {
+		c.provisioner.Trigger(string(pod.UID))
+	}
 	return reconcile.Result{RequeueAfter: provisioning.DefaultRecheckInterval}, nil
 }

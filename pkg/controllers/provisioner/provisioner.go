@@ -107,6 +107,20 @@ func (p *Provisioner) Trigger(podUID string) {
 	}
 }
 
+// TriggerQuiet adds a pod already nominated onto capacity to the batch
+// without holding the window open (batcher.Window.AddQuiet): the next cycle
+// re-checks its nomination, and pods that arrived for the first time set
+// when that cycle comes.
+func (p *Provisioner) TriggerQuiet(podUID string) {
+	p.mu.Lock()
+	p.window.AddQuiet(p.clk.Now(), podUID)
+	wake := p.wake
+	p.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
+}
+
 // TriggerNow adds key to the current batch and closes it at once: the
 // interruption handler's call when a node is about to go away.
 func (p *Provisioner) TriggerNow(key string) {

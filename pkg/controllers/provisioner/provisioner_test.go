@@ -10,8 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
@@ -29,10 +31,12 @@ func TestMain(m *testing.M) {
 }
 
 type fixture struct {
-	p     *Provisioner
-	cloud *fake.CloudProvider
-	pool  *nsv1.NodePool
-	ns    string
+	p       *Provisioner
+	cluster *state.Cluster
+	clk     *clocktesting.FakeClock
+	cloud   *fake.CloudProvider
+	pool    *nsv1.NodePool
+	ns      string
 }
 
 var seq int
@@ -60,6 +64,7 @@ func newFixtureWith(t *testing.T, pods int, cpu string, opts Options) *fixture {
 	m := controllertest.Metrics()
 	launcher := nodeclaim.NewLauncher(h.Client, f.cloud, cluster, clk, rec, m, nil)
 	f.p = New(h.Client, f.cloud, cluster, launcher, clk, rec, m, opts)
+	f.cluster, f.clk = cluster, clk
 
 	f.pool = controllertest.NodePool("pool-" + id)
 	f.pool.Spec.Template.ObjectMeta.Labels = map[string]string{"fixture": id}
@@ -173,6 +178,78 @@ func TestProvisionCreatesClaimsTogether(t *testing.T) {
 	if n := len(f.cloud.Instances()); n != 4 {
 		t.Fatalf("%d instances for 4 pods on 4 claims", n)
 	}
+}
+
+// TestNominatedPodsDoNotHoldTheWindowOpen: after a cycle nominated a burst,
+// kube-scheduler keeps re-marking those pods Unschedulable while their
+// nodes boot; those events must not stretch the idle window a new pod
+// opened.
+func TestNominatedPodsDoNotHoldTheWindowOpen(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 2, "1")
+	if err := f.p.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.cluster.Nominated(podUID(t, f.ns, "p0")); !ok {
+		t.Fatal("p0 was not nominated by the cycle")
+	}
+	fresh := controllertest.Pod(f.ns, "fresh", "1")
+	fresh.Spec.NodeSelector = f.pool.Spec.Template.ObjectMeta.Labels
+	if err := h.Direct.Create(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	fresh.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, LastTransitionTime: metav1.Now()}}
+	if err := h.Direct.Status().Update(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	h.Cached(t, fresh)
+	// The pending pods left would be planned by the next test's cycles.
+	t.Cleanup(func() {
+		for _, name := range []string{"fresh", "p0", "p1"} {
+			_ = h.Direct.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}}, client.GracePeriodSeconds(0))
+		}
+	})
+	pc := NewPodController(h.Client, f.cluster, f.p)
+	reconcile := func(name string) {
+		t.Helper()
+		if _, err := pc.Reconcile(ctx, reconcileRequest(f.ns, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconcile("fresh") // opens the window: due 1 s from now
+	f.clk.Step(800 * time.Millisecond)
+	reconcile("p0") // nominated: re-checked by the cycle, but quietly
+	reconcile("p1")
+	res, err := f.p.Reconcile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != 200*time.Millisecond {
+		t.Fatalf("the window closes %s from now, want 200ms: the nominated pods' events held it open", res.RequeueAfter)
+	}
+	// A pod that was not planned yet still extends it.
+	f.cluster.Forget(podUID(t, f.ns, "p1"))
+	f.clk.Step(100 * time.Millisecond)
+	if _, err := pc.Reconcile(ctx, reconcileRequest(f.ns, "p1")); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ = f.p.Reconcile(ctx); res.RequeueAfter != time.Second {
+		t.Fatalf("after an unplanned pod's event the window closes %s from now, want 1s", res.RequeueAfter)
+	}
+}
+
+func podUID(t *testing.T, ns, name string) types.UID {
+	t.Helper()
+	var p corev1.Pod
+	if err := h.Direct.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.UID
+}
+
+func reconcileRequest(ns, name string) reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
 }
 
 func TestProvisionReplansAfterInsufficientCapacity(t *testing.T) {

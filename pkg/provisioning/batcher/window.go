@@ -13,7 +13,8 @@ const (
 type Window struct {
 	idle, max time.Duration
 
-	seen  map[string]struct{}
+	// seen holds every key; the value is whether it arrived loud (Add).
+	seen  map[string]bool
 	keys  []string
 	first time.Time
 	last  time.Time
@@ -34,23 +35,48 @@ func NewWindow(idle, max time.Duration) *Window {
 	if max < idle {
 		max = idle
 	}
-	return &Window{idle: idle, max: max, seen: map[string]struct{}{}}
+	return &Window{idle: idle, max: max, seen: map[string]bool{}}
 }
 
 // Add records key at now and reports whether it was new to this window. A
 // repeated key does not extend the idle timer: a pod that kube-scheduler
 // re-marks Unschedulable every few seconds must not keep a batch open forever.
 func (w *Window) Add(now time.Time, key string) bool {
+	loud, ok := w.seen[key]
+	if ok && loud {
+		return false
+	}
+	if !ok {
+		w.append(now, key)
+	}
+	w.seen[key] = true
+	w.last = now
+	return !ok
+}
+
+// AddQuiet records key without extending the idle timer: a pod already
+// planned onto capacity on its way (nominated) is re-checked by the next
+// cycle, but the 500 pods of a running burst that kube-scheduler re-marks
+// Unschedulable while their nodes boot must not hold the window open for a
+// pod that just arrived. A window of quiet keys alone closes idle after its
+// first. Add of the same key later extends the timer as a new key does.
+func (w *Window) AddQuiet(now time.Time, key string) bool {
 	if _, ok := w.seen[key]; ok {
 		return false
 	}
 	if len(w.keys) == 0 {
+		w.last = now
+	}
+	w.append(now, key)
+	w.seen[key] = false
+	return true
+}
+
+func (w *Window) append(now time.Time, key string) {
+	if len(w.keys) == 0 {
 		w.first = now
 	}
-	w.seen[key] = struct{}{}
 	w.keys = append(w.keys, key)
-	w.last = now
-	return true
 }
 
 // Expedite adds key and closes the window now: a node is about to go
@@ -93,7 +119,7 @@ func (w *Window) NextDeadline() (deadline time.Time, ok bool) {
 func (w *Window) Flush() []string {
 	keys := w.keys
 	w.keys = nil
-	w.seen = map[string]struct{}{}
+	w.seen = map[string]bool{}
 	w.first, w.last, w.urgentAt = time.Time{}, time.Time{}, time.Time{}
 	return keys
 }

@@ -13,6 +13,7 @@ func TestWindow(t *testing.T) {
 		ms     int
 		key    string
 		urgent bool
+		quiet  bool
 	}
 	tests := []struct {
 		name         string
@@ -24,27 +25,45 @@ func TestWindow(t *testing.T) {
 		wantKeys     []string
 	}{
 		{name: "empty window is never due", idle: time.Second, max: 10 * time.Second, checkMs: 60000, wantDue: false, wantDeadline: -1},
-		{name: "one key, before idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false}}, checkMs: 999, wantDue: false, wantDeadline: 1000, wantKeys: []string{"a"}},
-		{name: "one key, at idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false}}, checkMs: 1000, wantDue: true, wantDeadline: 1000, wantKeys: []string{"a"}},
-		{name: "new key extends idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false}, {800, "b", false}}, checkMs: 1500, wantDue: false, wantDeadline: 1800, wantKeys: []string{"a", "b"}},
-		{name: "duplicate key does not extend idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false}, {800, "a", false}}, checkMs: 1000, wantDue: true, wantDeadline: 1000, wantKeys: []string{"a"}},
+		{name: "one key, before idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false, false}}, checkMs: 999, wantDue: false, wantDeadline: 1000, wantKeys: []string{"a"}},
+		{name: "one key, at idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false, false}}, checkMs: 1000, wantDue: true, wantDeadline: 1000, wantKeys: []string{"a"}},
+		{name: "new key extends idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false, false}, {800, "b", false, false}}, checkMs: 1500, wantDue: false, wantDeadline: 1800, wantKeys: []string{"a", "b"}},
+		{name: "duplicate key does not extend idle", idle: time.Second, max: 10 * time.Second, adds: []add{{0, "a", false, false}, {800, "a", false, false}}, checkMs: 1000, wantDue: true, wantDeadline: 1000, wantKeys: []string{"a"}},
 		{name: "steady trickle closes at max", idle: time.Second, max: 3 * time.Second,
-			adds:    []add{{0, "a", false}, {900, "b", false}, {1800, "c", false}, {2700, "d", false}},
+			adds:    []add{{0, "a", false, false}, {900, "b", false, false}, {1800, "c", false, false}, {2700, "d", false, false}},
 			checkMs: 3000, wantDue: true, wantDeadline: 3000, wantKeys: []string{"a", "b", "c", "d"}},
-		{name: "defaults for zero durations", adds: []add{{0, "a", false}}, checkMs: 999, wantDue: false, wantDeadline: 1000, wantKeys: []string{"a"}},
+		{name: "defaults for zero durations", adds: []add{{0, "a", false, false}}, checkMs: 999, wantDue: false, wantDeadline: 1000, wantKeys: []string{"a"}},
 		{name: "an expedited key closes the window with what it holds", idle: time.Second, max: 10 * time.Second,
-			adds: []add{{0, "a", false}, {300, "b", true}}, checkMs: 300, wantDue: true, wantDeadline: 300, wantKeys: []string{"a", "b"}},
+			adds: []add{{0, "a", false, false}, {300, "b", true, false}}, checkMs: 300, wantDue: true, wantDeadline: 300, wantKeys: []string{"a", "b"}},
 		{name: "keys after an expedited one do not hold the window open", idle: time.Second, max: 10 * time.Second,
-			adds: []add{{0, "a", true}, {200, "b", false}, {400, "c", true}}, checkMs: 400, wantDue: true, wantDeadline: 0, wantKeys: []string{"a", "b", "c"}},
-		{name: "max shorter than idle is raised to idle", idle: 2 * time.Second, max: time.Second, adds: []add{{0, "a", false}}, checkMs: 1500, wantDue: false, wantDeadline: 2000, wantKeys: []string{"a"}},
+			adds: []add{{0, "a", true, false}, {200, "b", false, false}, {400, "c", true, false}}, checkMs: 400, wantDue: true, wantDeadline: 0, wantKeys: []string{"a", "b", "c"}},
+		{name: "a quiet key does not extend idle", idle: time.Second, max: 10 * time.Second,
+			adds:    []add{{ms: 0, key: "a"}, {ms: 800, key: "n1", quiet: true}, {ms: 900, key: "n2", quiet: true}},
+			checkMs: 1000, wantDue: true, wantDeadline: 1000, wantKeys: []string{"a", "n1", "n2"}},
+		{name: "quiet keys alone close idle after the first", idle: time.Second, max: 10 * time.Second,
+			adds:    []add{{ms: 0, key: "n1", quiet: true}, {ms: 700, key: "n2", quiet: true}},
+			checkMs: 1000, wantDue: true, wantDeadline: 1000, wantKeys: []string{"n1", "n2"}},
+		{name: "a loud key after quiet ones extends idle", idle: time.Second, max: 10 * time.Second,
+			adds:    []add{{ms: 0, key: "n1", quiet: true}, {ms: 600, key: "a"}},
+			checkMs: 1000, wantDue: false, wantDeadline: 1600, wantKeys: []string{"n1", "a"}},
+		{name: "a quiet key turning loud extends idle once", idle: time.Second, max: 10 * time.Second,
+			adds:    []add{{ms: 0, key: "a"}, {ms: 200, key: "n1", quiet: true}, {ms: 700, key: "n1"}, {ms: 900, key: "n1"}, {ms: 950, key: "n1", quiet: true}},
+			checkMs: 1600, wantDue: false, wantDeadline: 1700, wantKeys: []string{"a", "n1"}},
+		{name: "quiet keys do not move the max deadline of loud ones", idle: time.Second, max: 3 * time.Second,
+			adds:    []add{{ms: 0, key: "n1", quiet: true}, {ms: 900, key: "b"}, {ms: 1800, key: "c"}, {ms: 2700, key: "d"}},
+			checkMs: 3000, wantDue: true, wantDeadline: 3000, wantKeys: []string{"n1", "b", "c", "d"}},
+		{name: "max shorter than idle is raised to idle", idle: 2 * time.Second, max: time.Second, adds: []add{{0, "a", false, false}}, checkMs: 1500, wantDue: false, wantDeadline: 2000, wantKeys: []string{"a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := NewWindow(tt.idle, tt.max)
 			for _, a := range tt.adds {
-				if a.urgent {
+				switch {
+				case a.urgent:
 					w.Expedite(at(a.ms), a.key)
-				} else {
+				case a.quiet:
+					w.AddQuiet(at(a.ms), a.key)
+				default:
 					w.Add(at(a.ms), a.key)
 				}
 			}
