@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,19 +85,21 @@ func run(ctx context.Context, o *Options) error {
 		return fmt.Errorf("finding the cluster: %w", err)
 	}
 	cfg.QPS, cfg.Burst = 200, 400 // thousand-pod scale-ups write many objects at once
+	var leader *leaderLease
+	if o.LeaderElect {
+		if leader, err = newLeaderLease(cfg, o.LeaderElectionNS); err != nil {
+			return err
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  s,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.HealthAddr,
 		LeaderElection:          o.LeaderElect,
-		LeaderElectionID:        "nodesmith-controller",
+		LeaderElectionID:        leaseName,
 		LeaderElectionNamespace: o.LeaderElectionNS,
-		// A stopping leader (a rolling upgrade, a drained node) hands the
-		// Lease back once its controllers have returned, so the standby
-		// leads within its 2 s retry instead of waiting out the 15 s lease.
-		// Safe because run returns, and the process exits, as soon as the
-		// manager has stopped.
-		LeaderElectionReleaseOnCancel: true,
+		// Built here so a graceful stop can hand the Lease back (leader.release).
+		LeaderElectionResourceLockInterface: leaderLock(leader),
 		// managedFields are a third or more of a pod's size and no
 		// controller reads them; pods keep only what is read (state.TrimPod):
 		// at 100,000 pods that is hundreds of MiB.
@@ -150,7 +153,21 @@ func run(ctx context.Context, o *Options) error {
 	}
 	logger.Info("starting", "cluster", o.ClusterName, "region", o.AWSRegion, "endpoint", o.AWSEndpoint,
 		"batchIdle", o.BatchIdle.String(), "batchMax", o.BatchMax.String(), "leaderElect", o.LeaderElect, "featureGates", o.FeatureGates)
-	return mgr.Start(ctx)
+	if err := mgr.Start(ctx); err != nil {
+		return err
+	}
+	// Stopped on purpose (SIGTERM), every controller returned: hand over.
+	if leader != nil {
+		leader.release()
+	}
+	return nil
+}
+
+func leaderLock(l *leaderLease) resourcelock.Interface {
+	if l == nil {
+		return nil
+	}
+	return l.lock
 }
 
 // interruptionConfig is the interruption handler's setup, nil without --interruption-queue.
