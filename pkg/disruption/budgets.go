@@ -84,10 +84,6 @@ func notReady(n *corev1.Node) bool {
 	if n == nil {
 		return false
 	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status != corev1.ConditionTrue
-		}
-	}
-	return false
+	c := lifecycle.NodeCondition(n, corev1.NodeReady)
+	return c != nil && c.Status != corev1.ConditionTrue
 }

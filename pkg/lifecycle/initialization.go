@@ -29,7 +29,7 @@ func Initialized(claim *nsv1.NodeClaim, node *corev1.Node) (bool, string) {
 	if node == nil {
 		return false, "no node registered"
 	}
-	ready := nodeCondition(node, corev1.NodeReady)
+	ready := NodeCondition(node, corev1.NodeReady)
 	if ready == nil || ready.Status != corev1.ConditionTrue {
 		return false, fmt.Sprintf("node %s is not Ready", node.Name)
 	}
@@ -71,7 +71,8 @@ func isExtended(name corev1.ResourceName) bool {
 	return true
 }
 
-func nodeCondition(node *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
+// NodeCondition is the node's condition of type t, or nil when the node has not reported it.
+func NodeCondition(node *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
 	for i := range node.Status.Conditions {
 		if node.Status.Conditions[i].Type == t {
 			return &node.Status.Conditions[i]

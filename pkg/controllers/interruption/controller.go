@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -183,22 +182,14 @@ func (q *Queue) process(ctx context.Context, url string, batch []sqstypes.Messag
 // returns their outcomes in unit order.
 func (q *Queue) runUnits(ctx context.Context, parsed []messages.Message, units []work, received time.Time) []outcome {
 	results := make([]outcome, len(units))
-	sem := make(chan struct{}, q.opts.Workers)
-	var wg sync.WaitGroup
-	for i, u := range units {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			notices := make([]messages.Message, len(u.msgs))
-			for j, mi := range u.msgs {
-				notices[j] = parsed[mi]
-			}
-			managed, err := q.handleInstance(ctx, u.instance, notices, received)
-			results[i] = outcome{managed: managed, err: err}
-		}()
-	}
-	wg.Wait()
+	operator.Each(q.opts.Workers, len(units), func(i int) {
+		u := units[i]
+		notices := make([]messages.Message, len(u.msgs))
+		for j, mi := range u.msgs {
+			notices[j] = parsed[mi]
+		}
+		managed, err := q.handleInstance(ctx, u.instance, notices, received)
+		results[i] = outcome{managed: managed, err: err}
+	})
 	return results
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
@@ -49,24 +50,7 @@ func (p *Provisioner) createAll(ctx context.Context, byName map[string]*nsv1.Nod
 			j.err = fmt.Errorf("creating nodeclaim for nodepool %s: %w", j.pool.Name, err)
 		}
 	}
-	if p.opts.LaunchWorkers == 1 || len(jobs) == 1 {
-		for _, j := range jobs {
-			write(j) // in order, on this goroutine
-		}
-	} else {
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, p.opts.LaunchWorkers)
-		for _, j := range jobs {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				write(j)
-			}()
-		}
-		wg.Wait()
-	}
+	operator.Each(p.opts.LaunchWorkers, len(jobs), func(i int) { write(jobs[i]) })
 	claims := make([]*nsv1.NodeClaim, 0, len(jobs))
 	for _, j := range jobs {
 		if j.err != nil {
@@ -101,37 +85,24 @@ func (p *Provisioner) launchAll(ctx context.Context, claims []*nsv1.NodeClaim) b
 	}
 	results := p.cloud.CreateAll(ctx, claims)
 	var (
-		wg      sync.WaitGroup
 		mu      sync.Mutex
 		deleted bool
-		sem     = make(chan struct{}, p.opts.LaunchWorkers)
 	)
-	for i, claim := range claims {
-		wg.Add(1)
-		sem <- struct{}{}
-		record := func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			defer p.cluster.EndLaunch(claim.Name)
-			out, err := p.record(ctx, claim, results[i])
-			if err != nil {
-				// The lifecycle controller retries it; liveness bounds that.
-				log.FromContext(ctx).Error(err, "launching nodeclaim", "nodeclaim", claim.Name)
-			}
-			if out == nodeclaim.Deleted {
-				p.recent.remove(claim.Name)
-				mu.Lock()
-				deleted = true
-				mu.Unlock()
-			}
+	operator.Each(p.opts.LaunchWorkers, len(claims), func(i int) {
+		claim := claims[i]
+		defer p.cluster.EndLaunch(claim.Name)
+		out, err := p.record(ctx, claim, results[i])
+		if err != nil {
+			// The lifecycle controller retries it; liveness bounds that.
+			log.FromContext(ctx).Error(err, "launching nodeclaim", "nodeclaim", claim.Name)
 		}
-		if p.opts.LaunchWorkers == 1 {
-			record() // in order, on this goroutine
-		} else {
-			go record()
+		if out == nodeclaim.Deleted {
+			p.recent.remove(claim.Name)
+			mu.Lock()
+			deleted = true
+			mu.Unlock()
 		}
-	}
-	wg.Wait()
+	})
 	return deleted
 }
 

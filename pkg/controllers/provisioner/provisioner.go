@@ -98,13 +98,7 @@ func (p *Provisioner) SetWake(wake func()) {
 
 // Trigger adds a pod to the current batch.
 func (p *Provisioner) Trigger(podUID string) {
-	p.mu.Lock()
-	p.window.Add(p.clk.Now(), podUID)
-	wake := p.wake
-	p.mu.Unlock()
-	if wake != nil {
-		wake()
-	}
+	p.add(func(now time.Time) { p.window.Add(now, podUID) })
 }
 
 // TriggerQuiet adds a pod already nominated onto capacity to the batch
@@ -112,20 +106,19 @@ func (p *Provisioner) Trigger(podUID string) {
 // re-checks its nomination, and pods that arrived for the first time set
 // when that cycle comes.
 func (p *Provisioner) TriggerQuiet(podUID string) {
-	p.mu.Lock()
-	p.window.AddQuiet(p.clk.Now(), podUID)
-	wake := p.wake
-	p.mu.Unlock()
-	if wake != nil {
-		wake()
-	}
+	p.add(func(now time.Time) { p.window.AddQuiet(now, podUID) })
 }
 
 // TriggerNow adds key to the current batch and closes it at once: the
 // interruption handler's call when a node is about to go away.
 func (p *Provisioner) TriggerNow(key string) {
+	p.add(func(now time.Time) { p.window.Expedite(now, key) })
+}
+
+// add changes the window under the lock, then wakes the loop.
+func (p *Provisioner) add(change func(now time.Time)) {
 	p.mu.Lock()
-	p.window.Expedite(p.clk.Now(), key)
+	change(p.clk.Now())
 	wake := p.wake
 	p.mu.Unlock()
 	if wake != nil {

@@ -76,19 +76,27 @@ func newFixtureWith(t *testing.T, pods int, cpu string, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	for i := 0; i < pods; i++ {
-		p := controllertest.Pod(f.ns, fmt.Sprintf("p%d", i), cpu)
-		p.Spec.NodeSelector = map[string]string{"fixture": id}
-		if err := h.Direct.Create(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-			Reason: corev1.PodReasonUnschedulable, LastTransitionTime: metav1.Now()}}
-		if err := h.Direct.Status().Update(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-		h.Cached(t, p)
+		f.pendingPod(t, fmt.Sprintf("p%d", i), cpu)
 	}
 	return f
+}
+
+// pendingPod creates a pod of the fixture's pool that kube-scheduler has
+// marked Unschedulable, and waits for the cache to hold it.
+func (f *fixture) pendingPod(t *testing.T, name, cpu string) {
+	t.Helper()
+	ctx := context.Background()
+	p := controllertest.Pod(f.ns, name, cpu)
+	p.Spec.NodeSelector = f.pool.Spec.Template.ObjectMeta.Labels
+	if err := h.Direct.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, LastTransitionTime: metav1.Now()}}
+	if err := h.Direct.Status().Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	h.Cached(t, p)
 }
 
 func (f *fixture) claims(t *testing.T) []nsv1.NodeClaim {
@@ -193,17 +201,7 @@ func TestNominatedPodsDoNotHoldTheWindowOpen(t *testing.T) {
 	if _, ok := f.cluster.Nominated(podUID(t, f.ns, "p0")); !ok {
 		t.Fatal("p0 was not nominated by the cycle")
 	}
-	fresh := controllertest.Pod(f.ns, "fresh", "1")
-	fresh.Spec.NodeSelector = f.pool.Spec.Template.ObjectMeta.Labels
-	if err := h.Direct.Create(ctx, fresh); err != nil {
-		t.Fatal(err)
-	}
-	fresh.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-		Reason: corev1.PodReasonUnschedulable, LastTransitionTime: metav1.Now()}}
-	if err := h.Direct.Status().Update(ctx, fresh); err != nil {
-		t.Fatal(err)
-	}
-	h.Cached(t, fresh)
+	f.pendingPod(t, "fresh", "1")
 	// The pending pods left would be planned by the next test's cycles.
 	t.Cleanup(func() {
 		for _, name := range []string{"fresh", "p0", "p1"} {
