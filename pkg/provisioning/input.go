@@ -52,7 +52,7 @@ func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending
 			// A target going away (deleted, or marked Disrupting: an
 			// interruption or a disruption) will not run the pod: planned
 			// again at once, not when the nomination runs out.
-			if at, isReady := ready[target]; !leaving[target] && (!isReady || now.Sub(at) < NominationGrace && room.fits(target, pod)) {
+			if at, isReady := ready[target]; !leaving[target] && (!isReady || now.Sub(at) < NominationGrace && room.take(target, pod)) {
 				out.Held[target] = append(out.Held[target], pod)
 				continue
 			}
@@ -286,8 +286,8 @@ func hasTaint(n *corev1.Node, t corev1.Taint) bool {
 	return false
 }
 
-// room is what registered nodes have left for one more pod: allocatable
-// minus the requests of the pods bound to them.
+// room is what registered nodes have left: allocatable minus the requests
+// of the pods bound to them and of the nominated pods held on them.
 type room struct {
 	snap  *Snapshot
 	nodes map[string]*corev1.Node // by node and by claim name
@@ -307,9 +307,14 @@ func newRoom(snap *Snapshot) *room {
 	return r
 }
 
-// fits reports whether pod still fits on target's node; a target with no
-// registered node (a launching claim) has room by definition.
-func (r *room) fits(target string, pod *corev1.Pod) bool {
+// take reports whether pod still fits on target's node and, if it does,
+// reserves its room there, so two pods nominated to the node's last free
+// slot are not both held: kube-scheduler put other pods in the rest, and
+// the solver, which counts held pods on their target, would see the node
+// over-full and miss the free slot the second pod will really take. A
+// target with no registered node (a launching claim) has room by
+// definition.
+func (r *room) take(target string, pod *corev1.Pod) bool {
 	n := r.nodes[target]
 	if n == nil {
 		return true
@@ -341,6 +346,12 @@ func (r *room) fits(target string, pod *corev1.Pod) bool {
 	for name, q := range need {
 		if have, ok := free[name]; ok && have.Cmp(q) < 0 {
 			return false
+		}
+	}
+	for name, q := range need {
+		if have, ok := free[name]; ok {
+			have.Sub(q)
+			free[name] = have
 		}
 	}
 	return true

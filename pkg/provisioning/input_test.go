@@ -104,6 +104,21 @@ func TestPendingPods(t *testing.T) {
 			claims:    []*nsv1.NodeClaim{claim("c1", "default", time.Second), claim("c2", "default", time.Second)},
 			nominated: map[string]string{"a": "c1", "b": "c2"},
 			wantPods:  []string{"a"}, wantLapsed: []string{"a"}, wantHeld: map[string][]string{"c2": {"b"}}},
+		// c1's node has 1.5 cpu left and both "a" and "b" (1 cpu each) are
+		// nominated to it: kube-scheduler filled the rest with pods nominated
+		// elsewhere. Only one can still land there; the other lapses, or the
+		// solver would count both on the node and miss the slot "b" will
+		// really take elsewhere.
+		{name: "two pods nominated to a ready node's last free slot: the first is held, the second lapses",
+			pods: []*corev1.Pod{cpuPod(pendingPod("a"), "1"), cpuPod(pendingPod("b"), "1"),
+				cpuPod(boundPod("x", "c1-node"), "2500m")},
+			claims:    []*nsv1.NodeClaim{claim("c1", "default", time.Second)},
+			nominated: map[string]string{"a": "c1", "b": "c1-node"},
+			wantPods:  []string{"b"}, wantLapsed: []string{"b"}, wantHeld: map[string][]string{"c1": {"a"}}},
+		{name: "pods nominated to a launching claim are all held: its room was planned for them",
+			pods:   []*corev1.Pod{cpuPod(pendingPod("a"), "1"), cpuPod(pendingPod("b"), "1"), cpuPod(pendingPod("c"), "1")},
+			claims: []*nsv1.NodeClaim{claim("c1", "default", -1)}, nominated: map[string]string{"a": "c1", "b": "c1", "c": "c1"},
+			wantHeld: map[string][]string{"c1": {"a", "b", "c"}}},
 		// An interruption or a disruption marked the target after the pod
 		// was nominated to it (or it was deleted): nothing will run the pod
 		// there, so it is planned now, not when the nomination runs out.

@@ -444,7 +444,13 @@ func interruptionWave(t *testing.T) {
 			if !strings.HasPrefix(target, intrPool+"-") {
 				continue // room on a node that was already running
 			}
-			replacements[target] = true
+			// A claim that existed before the notice but had no node yet
+			// (launched for pods kube-scheduler put elsewhere) is room in
+			// flight, which the planner rightly fills first; it must still be
+			// ready before the drain.
+			if !existing[target] {
+				replacements[target] = true
+			}
 			at, ok := obs.at(obs.claimInitialized, target)
 			if !ok {
 				t.Errorf("replacement %s of %s was never seen initialized", target, v.claim)
@@ -478,11 +484,6 @@ func interruptionWave(t *testing.T) {
 		slowest = max(slowest, lat)
 		if lat > replacementWithin+replacementMargin {
 			t.Errorf("replacement %s created %s after the notice was received; want within %s (+%s margin on a shared machine)", n, ms(lat), replacementWithin, replacementMargin)
-		}
-	}
-	for r := range replacements {
-		if existing[r] {
-			t.Errorf("replacement %s existed before the notice", r)
 		}
 	}
 
