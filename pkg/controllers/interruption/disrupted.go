@@ -201,12 +201,8 @@ func (d *Disrupted) ready(ctx context.Context, target string) bool {
 	if c, err := state.ClaimForNode(ctx, d.Kube, node); err != nil || (c != nil && (provisioning.Disrupted(c) || !lifecycle.IsTrue(c.Status.Conditions, nsv1.ConditionInitialized))) {
 		return false
 	}
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	c := lifecycle.NodeCondition(node, corev1.NodeReady)
+	return c != nil && c.Status == corev1.ConditionTrue
 }
 
 // budgetAllows reports whether the claim's NodePool may disrupt one more
