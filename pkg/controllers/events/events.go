@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"golang.org/x/time/rate"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 )
@@ -22,22 +23,46 @@ type Event struct {
 	Message string
 }
 
-// Recorder emits Events, dropping repeats within the de-duplication window.
+// Recorder emits Events, dropping repeats within the de-duplication window
+// and per-pod events past their reason's rate (RateLimits).
 type Recorder struct {
 	rec    events.EventRecorder
 	clk    clock.Clock
 	window time.Duration
 
-	mu   sync.Mutex
-	seen map[string]time.Time
+	mu     sync.Mutex
+	seen   map[string]time.Time
+	limits map[string]*rate.Limiter
 }
 
-// NewRecorder wraps rec; repeats within window are dropped.
+// RateLimit is how many events of one reason are sent per second, and in
+// one burst, across all the objects they are about.
+type RateLimit struct {
+	PerSecond float64
+	Burst     int
+}
+
+// RateLimits are the reasons that would otherwise send one event per pod of
+// a burst. A 1,000-pod scale-up nominates every pod in one cycle: 1,000
+// event writes to kube-apiserver while kube-scheduler is marking and binding
+// those same pods. Like Karpenter's nomination events (5/s, burst 10, one
+// bucket for all pods), the first few are sent and the rest dropped; the
+// Created event of each NodeClaim says how many pods it was made for.
+var RateLimits = map[string]RateLimit{ReasonNominated: {PerSecond: 5, Burst: 10}}
+
+// NewRecorder wraps rec; repeats within window are dropped, and events of a
+// reason in RateLimits past its rate.
 func NewRecorder(rec events.EventRecorder, clk clock.Clock, window time.Duration) *Recorder {
-	return &Recorder{rec: rec, clk: clk, window: window, seen: map[string]time.Time{}}
+	limits := map[string]*rate.Limiter{}
+	for reason, l := range RateLimits {
+		limits[reason] = rate.NewLimiter(rate.Limit(l.PerSecond), l.Burst)
+	}
+	return &Recorder{rec: rec, clk: clk, window: window, seen: map[string]time.Time{}, limits: limits}
 }
 
-// Publish emits each event unless an identical one was emitted within the window.
+// Publish emits each event unless an identical one was emitted within the
+// window or its reason is over its rate. The rate is kept on the recorder's
+// clock, so a simulated run drops the same events every time.
 func (r *Recorder) Publish(evts ...Event) {
 	if r == nil {
 		return
@@ -48,6 +73,10 @@ func (r *Recorder) Publish(evts ...Event) {
 		r.mu.Lock()
 		last, ok := r.seen[key]
 		if ok && now.Sub(last) < r.window {
+			r.mu.Unlock()
+			continue
+		}
+		if l := r.limits[e.Reason]; l != nil && !l.AllowN(now, 1) {
 			r.mu.Unlock()
 			continue
 		}
@@ -82,9 +111,13 @@ func PodUnschedulable(pod *corev1.Pod, reason string) Event {
 	return obj(pod, corev1.EventTypeWarning, "FailedProvisioning", "Provision", "cannot place pod: "+reason)
 }
 
-// PodNominated: the pod will run on a node being launched or already running.
+// ReasonNominated is PodNominated's reason; it is rate-limited (RateLimits).
+const ReasonNominated = "Nominated"
+
+// PodNominated: the pod will run on a node being launched or already
+// running. Sent for the first pods of a burst only (RateLimits).
 func PodNominated(pod *corev1.Pod, target string) Event {
-	return obj(pod, corev1.EventTypeNormal, "Nominated", "Provision", "pod should schedule on "+target)
+	return obj(pod, corev1.EventTypeNormal, ReasonNominated, "Provision", "pod should schedule on "+target)
 }
 
 // PodEvictionBlocked: a drain waits for this pod (PDB or do-not-disrupt).

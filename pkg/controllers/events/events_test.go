@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -42,10 +43,35 @@ func TestPublishDeduplicates(t *testing.T) {
 				r.Publish(PodUnschedulable(pod("a"), "no pool"), PodUnschedulable(pod("a"), "limits"), PodUnschedulable(pod("b"), "no pool"))
 			},
 		}},
+		{name: "nominations of a burst: the first 10 are sent, the rest dropped", want: 10, steps: []func(*Recorder, *clocktesting.FakeClock){
+			func(r *Recorder, _ *clocktesting.FakeClock) {
+				for i := range 1000 {
+					r.Publish(PodNominated(pod(fmt.Sprint(i)), "claim-a"))
+				}
+			},
+		}},
+		{name: "nominations refill at 5 a second on the recorder's clock", want: 15, steps: []func(*Recorder, *clocktesting.FakeClock){
+			func(r *Recorder, clk *clocktesting.FakeClock) {
+				for i := range 100 {
+					r.Publish(PodNominated(pod(fmt.Sprint(i)), "claim-a"))
+				}
+				clk.Step(time.Second)
+				for i := range 100 {
+					r.Publish(PodNominated(pod(fmt.Sprint(100+i)), "claim-a"))
+				}
+			},
+		}},
+		{name: "the nomination rate does not hold back other reasons", want: 10 + 50, steps: []func(*Recorder, *clocktesting.FakeClock){
+			func(r *Recorder, _ *clocktesting.FakeClock) {
+				for i := range 50 {
+					r.Publish(PodNominated(pod(fmt.Sprint(i)), "claim-a"), PodUnschedulable(pod(fmt.Sprint(i)), "no pool"))
+				}
+			},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake := events.NewFakeRecorder(10)
+			fake := events.NewFakeRecorder(2000)
 			clk := clocktesting.NewFakeClock(time.Now())
 			r := NewRecorder(fake, clk, 5*time.Minute)
 			for _, s := range tt.steps {
