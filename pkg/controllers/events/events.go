@@ -5,10 +5,10 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"golang.org/x/time/rate"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 )
