@@ -42,6 +42,15 @@ func newLeaderLease(cfg *rest.Config, namespace string) (*leaderLease, error) {
 	return &leaderLease{lock: lock, identity: id}, nil
 }
 
+// resourceLock is the lock for the manager; nil (the manager's own) when
+// leader election is off and there is no lease.
+func (l *leaderLease) resourceLock() resourcelock.Interface {
+	if l == nil {
+		return nil
+	}
+	return l.lock
+}
+
 // release hands the Lease back after a graceful stop — the manager has
 // returned, so every controller has stopped — and the standby leads within
 // its 2 s retry instead of waiting out the 15 s lease (a rolling upgrade).

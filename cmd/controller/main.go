@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,7 +98,7 @@ func run(ctx context.Context, o *Options) error {
 		LeaderElectionID:        leaseName,
 		LeaderElectionNamespace: o.LeaderElectionNS,
 		// Built here so a graceful stop can hand the Lease back (leader.release).
-		LeaderElectionResourceLockInterface: leaderLock(leader),
+		LeaderElectionResourceLockInterface: leader.resourceLock(),
 		// managedFields are a third or more of a pod's size and no
 		// controller reads them; pods keep only what is read (state.TrimPod):
 		// at 100,000 pods that is hundreds of MiB.
@@ -161,13 +160,6 @@ func run(ctx context.Context, o *Options) error {
 		leader.release()
 	}
 	return nil
-}
-
-func leaderLock(l *leaderLease) resourcelock.Interface {
-	if l == nil {
-		return nil
-	}
-	return l.lock
 }
 
 // interruptionConfig is the interruption handler's setup, nil without --interruption-queue.

@@ -24,7 +24,7 @@ type Event struct {
 }
 
 // Recorder emits Events, dropping repeats within the de-duplication window
-// and per-pod events past their reason's rate (RateLimits).
+// and per-pod events past their reason's rate (rateLimits).
 type Recorder struct {
 	rec    events.EventRecorder
 	clk    clock.Clock
@@ -35,27 +35,24 @@ type Recorder struct {
 	limits map[string]*rate.Limiter
 }
 
-// RateLimit is how many events of one reason are sent per second, and in
-// one burst, across all the objects they are about.
-type RateLimit struct {
-	PerSecond float64
-	Burst     int
-}
-
-// RateLimits are the reasons that would otherwise send one event per pod of
-// a burst. A 1,000-pod scale-up nominates every pod in one cycle: 1,000
-// event writes to kube-apiserver while kube-scheduler is marking and binding
-// those same pods. Like Karpenter's nomination events (5/s, burst 10, one
-// bucket for all pods), the first few are sent and the rest dropped; the
-// Created event of each NodeClaim says how many pods it was made for.
-var RateLimits = map[string]RateLimit{ReasonNominated: {PerSecond: 5, Burst: 10}}
+// rateLimits are the reasons that would otherwise send one event per pod of
+// a burst, with their rate per second and burst, one bucket across all the
+// objects they are about. A 1,000-pod scale-up nominates every pod in one
+// cycle: 1,000 event writes to kube-apiserver while kube-scheduler is
+// marking and binding those same pods. Like Karpenter's nomination events
+// (5/s, burst 10), the first few are sent and the rest dropped; the Created
+// event of each NodeClaim says how many pods it was made for.
+var rateLimits = map[string]struct {
+	perSecond rate.Limit
+	burst     int
+}{ReasonNominated: {perSecond: 5, burst: 10}}
 
 // NewRecorder wraps rec; repeats within window are dropped, and events of a
-// reason in RateLimits past its rate.
+// reason in rateLimits past its rate.
 func NewRecorder(rec events.EventRecorder, clk clock.Clock, window time.Duration) *Recorder {
 	limits := map[string]*rate.Limiter{}
-	for reason, l := range RateLimits {
-		limits[reason] = rate.NewLimiter(rate.Limit(l.PerSecond), l.Burst)
+	for reason, l := range rateLimits {
+		limits[reason] = rate.NewLimiter(l.perSecond, l.burst)
 	}
 	return &Recorder{rec: rec, clk: clk, window: window, seen: map[string]time.Time{}, limits: limits}
 }
@@ -111,11 +108,11 @@ func PodUnschedulable(pod *corev1.Pod, reason string) Event {
 	return obj(pod, corev1.EventTypeWarning, "FailedProvisioning", "Provision", "cannot place pod: "+reason)
 }
 
-// ReasonNominated is PodNominated's reason; it is rate-limited (RateLimits).
+// ReasonNominated is PodNominated's reason; it is rate-limited (rateLimits).
 const ReasonNominated = "Nominated"
 
 // PodNominated: the pod will run on a node being launched or already
-// running. Sent for the first pods of a burst only (RateLimits).
+// running. Sent for the first pods of a burst only (rateLimits).
 func PodNominated(pod *corev1.Pod, target string) Event {
 	return obj(pod, corev1.EventTypeNormal, ReasonNominated, "Provision", "pod should schedule on "+target)
 }
