@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
@@ -134,7 +135,7 @@ func fromEKS(ctx context.Context, info *Info, client EKSAPI) error {
 	if client == nil {
 		return fmt.Errorf("cluster %s: set %s; there is no EKS client to look them up", info.Name, need)
 	}
-	out, err := client.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(info.Name)})
+	out, err := describeCluster(ctx, client, info.Name)
 	if err != nil {
 		return fmt.Errorf("looking up cluster %s with eks:DescribeCluster: %w; grant the controller's IAM role eks:DescribeCluster "+
 			"on the cluster, or set %s", info.Name, err, need)
@@ -185,4 +186,33 @@ func serverVersion(ctx context.Context, get func(context.Context) (string, strin
 		return "", fmt.Errorf("the API server reports version %q.%q%s", major, minor, hint)
 	}
 	return major + "." + minor, nil
+}
+
+// lookupPatience is how long start-up keeps calling DescribeCluster while
+// AWS throttles it or fails with a 5xx after the SDK's own attempts, and
+// lookupBackoff the first wait between calls (doubling to 8 s): without
+// the cluster the controller cannot start, and exiting on a throttle only
+// trades the wait for a restart's back-off.
+var (
+	lookupPatience = time.Minute
+	lookupBackoff  = time.Second
+)
+
+// describeCluster calls DescribeCluster, again while the error is one the
+// SDK would retry (throttling, 5xx, a dropped connection), for up to
+// lookupPatience; other errors (access denied, no such cluster) at once.
+func describeCluster(ctx context.Context, client EKSAPI, name string) (*eks.DescribeClusterOutput, error) {
+	retryable := retry.IsErrorRetryables(retry.DefaultRetryables)
+	deadline := time.Now().Add(lookupPatience)
+	for wait := lookupBackoff; ; wait = min(2*wait, 8*time.Second) {
+		out, err := client.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)})
+		if err == nil || !retryable.IsErrorRetryable(err).Bool() || time.Now().Add(wait).After(deadline) {
+			return out, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
 }

@@ -7,11 +7,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
 )
@@ -149,5 +152,52 @@ func TestRegion(t *testing.T) {
 	_, err := Region(ctx, "", imds.New(imds.Options{Endpoint: dead.URL}))
 	if err == nil || !strings.Contains(err.Error(), "--aws-region") || !strings.Contains(err.Error(), "IMDS") {
 		t.Errorf("IMDS down: %v, want a message naming --aws-region", err)
+	}
+}
+
+// flakyEKS fails its first calls with err, then describes an active cluster.
+type flakyEKS struct {
+	fails int
+	err   error
+	calls int
+}
+
+func (f *flakyEKS) DescribeCluster(context.Context, *eks.DescribeClusterInput, ...func(*eks.Options)) (*eks.DescribeClusterOutput, error) {
+	f.calls++
+	if f.calls <= f.fails {
+		return nil, f.err
+	}
+	return &eks.DescribeClusterOutput{Cluster: &ekstypes.Cluster{Status: ekstypes.ClusterStatusActive,
+		Endpoint: aws.String("https://x.eks"), CertificateAuthority: &ekstypes.Certificate{Data: aws.String("Q0E=")},
+		KubernetesNetworkConfig: &ekstypes.KubernetesNetworkConfigResponse{ServiceIpv4Cidr: aws.String("10.100.0.0/16")}}}, nil
+}
+
+// TestDiscoverOutlastsThrottling: a start-up lookup throttled past the
+// SDK's attempts is called again rather than stopping the controller; a
+// refusal is not.
+func TestDiscoverOutlastsThrottling(t *testing.T) {
+	defer func(b time.Duration) { lookupBackoff = b }(lookupBackoff)
+	lookupBackoff = time.Millisecond
+	throttled := &smithy.GenericAPIError{Code: "ThrottlingException", Message: "Rate exceeded"}
+	denied := &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "not authorized"}
+	tests := []struct {
+		name      string
+		eks       *flakyEKS
+		wantCalls int
+		wantErr   bool
+	}{
+		{name: "throttled three times, then answered", eks: &flakyEKS{fails: 3, err: throttled}, wantCalls: 4},
+		{name: "access denied is not retried", eks: &flakyEKS{fails: 3, err: denied}, wantCalls: 1, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info, err := Discover(context.Background(), Settings{ClusterName: "lab", KubernetesVersion: "1.37"}, Sources{EKS: tt.eks})
+			if (err != nil) != tt.wantErr || tt.eks.calls != tt.wantCalls {
+				t.Fatalf("err %v after %d calls; want error %v after %d", err, tt.eks.calls, tt.wantErr, tt.wantCalls)
+			}
+			if !tt.wantErr && info.Endpoint != "https://x.eks" {
+				t.Errorf("endpoint %q", info.Endpoint)
+			}
+		})
 	}
 }
