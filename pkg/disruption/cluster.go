@@ -30,7 +30,8 @@ type nodeInfo struct {
 	it      string
 	zone    string
 	ct      string
-	// disrupting: being deleted, or part of a command in progress.
+	// disrupting: being deleted, part of a command in progress, or marked
+	// Disrupting (by the interruption handler): no candidate.
 	disrupting bool
 	// removed by an action of this plan.
 	removed bool
@@ -112,7 +113,7 @@ func begin(in Input) *working {
 	w := &working{
 		in: in, opts: in.Options.withDefaults(),
 		byNode: map[string]*nodeInfo{}, base: map[string]*scheduling.ExistingNode{},
-		poolObjs: map[string]*nsv1.NodePool{}, nominatedTargets: map[string]bool{},
+		poolObjs: map[string]*nsv1.NodePool{},
 		commands: map[string]bool{}, skips: map[string]Skip{}, requests: map[types.UID]podRequest{},
 		compactCache:  map[string]*scheduling.ExistingNode{},
 		heldForRepack: map[string]string{},
@@ -122,16 +123,9 @@ func begin(in Input) *working {
 		nominated = func(types.UID) (string, bool) { return "", false }
 	}
 	pending := provisioning.PendingPods(snap, nominated, in.Now)
-	for _, p := range snap.Pods {
-		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
-			continue
-		}
-		// Every live nomination counts, also one the provisioner is about
-		// to let lapse: the pod may still bind there.
-		if target, ok := nominated(p.UID); ok {
-			w.nominatedTargets[target] = true
-		}
-	}
+	// Nodes and claims pods are nominated to are no candidates, also a
+	// replacement prespun for pods still running on a disrupted node.
+	w.nominatedTargets = provisioning.NominatedTargets(snap, nominated)
 	typesByPool := map[string][]*catalog.InstanceType{}
 	for name, its := range in.InstanceTypes {
 		typesByPool[name] = withUnavailable(its, in.Unavailable)
@@ -188,7 +182,11 @@ func (w *working) build() {
 			continue
 		}
 		ni := &nodeInfo{name: n.Name, claim: claim, node: n, pool: w.poolObjs[claim.Labels[nsv1.LabelNodePool]], pods: snap.PodsByNode[n.Name]}
-		ni.disrupting = isDisrupting(claim, in.Disrupting)
+		// A marked claim's drain is its marker's decision: a node kept
+		// after a rebalance recommendation (prespin) is not consolidated
+		// onto the replacement prespun for its pods. It does not hold the
+		// budget (isDisrupting) while it waits: that may take hours.
+		ni.disrupting = isDisrupting(claim, in.Disrupting) || provisioning.Disrupted(claim)
 		for _, p := range ni.pods {
 			if mustMove(p) {
 				ni.movable = append(ni.movable, p)

@@ -146,7 +146,7 @@ func TestDecide(t *testing.T) {
 			want: Verdict{Planned: true, Ready: true, Renew: true, RequeueAfter: Recheck}, why: "prespin"},
 		{name: "rebalance, drain: replacement ready but budget exhausted",
 			mark: rebalance, mode: RebalanceDrain, pods: []*corev1.Pod{web}, nominated: map[string]string{"web": "replacement"}, now: t0,
-			want: Verdict{Planned: true, Ready: true, RequeueAfter: Recheck}, why: "budget"},
+			want: Verdict{Planned: true, Ready: true, Renew: true, RequeueAfter: Recheck}, why: "budget"},
 		{name: "rebalance, drain: replacement ready and budget allows",
 			mark: rebalance, mode: RebalanceDrain, pods: []*corev1.Pod{web}, nominated: map[string]string{"web": "replacement"}, budget: true, now: t0,
 			want: Verdict{Delete: true, Planned: true, Ready: true, RequeueAfter: Recheck}, why: "rebalance mode drain"},

@@ -11,7 +11,10 @@ const (
 	// RebalancePrespin marks the claim Disrupting: its node takes no new
 	// pods and the replacement for its pods is launched now, but the node
 	// is only drained when an interruption warning (or other notice)
-	// follows, which then finds the replacement ready.
+	// follows, which then finds the replacement ready. Until then the
+	// replacement is held for those pods (their nominations are renewed)
+	// and neither it nor the node is consolidated: one replacement per
+	// recommendation, however long no notice comes.
 	RebalancePrespin RebalanceMode = "prespin"
 	// RebalanceDrain also drains the node once its replacement is ready
 	// and the NodePool's disruption budget allows (reason Rebalance).

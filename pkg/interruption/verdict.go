@@ -126,6 +126,7 @@ func Decide(in Input) Verdict {
 		v.Renew = true
 		v.Waiting = "replacement ready; the node is drained only if an interruption notice follows (rebalance mode prespin)"
 	case !in.BudgetAllows:
+		v.Renew = true
 		v.Waiting = "replacement ready; the NodePool's disruption budget allows no more Rebalance disruptions now"
 	default:
 		v.Delete = true

@@ -74,6 +74,27 @@ func goingAway(snap *Snapshot) map[string]bool {
 	return out
 }
 
+// NominatedTargets are the nodes and claims that live nominations hold room
+// on: those of pods not bound yet, and those of pods the provisioner moves
+// off a disrupted node (a replacement prespun for a rebalance
+// recommendation holds its pods' nominations while they still run on the
+// recommended node). Every live nomination counts, also one the provisioner
+// is about to let lapse: the pod may still land there. A target in the set
+// must not be taken for empty capacity.
+func NominatedTargets(snap *Snapshot, nominated NominatedFunc) map[string]bool {
+	out := map[string]bool{}
+	disrupted := disruptedNodes(snap)
+	for _, p := range snap.Pods {
+		if p.DeletionTimestamp != nil || (p.Spec.NodeName != "" && !movedOff(p, disrupted)) {
+			continue
+		}
+		if target, ok := nominated(p.UID); ok {
+			out[target] = true
+		}
+	}
+	return out
+}
+
 // movedOff reports whether pod is one the provisioner plans elsewhere
 // because its node is disrupted.
 func movedOff(pod *corev1.Pod, disrupted map[string]bool) bool {

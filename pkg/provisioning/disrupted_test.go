@@ -96,15 +96,23 @@ func TestPendingPodsOfDisruptedNodes(t *testing.T) {
 		wantPods   []string
 		wantHeld   map[string][]string
 		wantLapsed []string
+		// wantRenewed are the held pods whose nominations are extended.
+		wantRenewed []string
 	}{
 		{name: "workload pods of a disrupted node are planned with the pending ones; daemon, static, finished and terminating pods are not",
 			wantPods: []string{"bare", "pending", "web"}},
 		{name: "a moved pod nominated to its launching replacement is held on it",
 			claims: []*nsv1.NodeClaim{claim("replacement", "default", -1)}, nominated: map[string]string{"web": "replacement"},
 			wantPods: []string{"bare", "pending"}, wantHeld: map[string][]string{"replacement": {"web"}}},
-		{name: "a moved pod whose replacement has been ready past the grace is planned again (onto it, as existing capacity)",
-			claims: []*nsv1.NodeClaim{claim("replacement", "default", 2*NominationGrace)}, nominated: map[string]string{"web": "replacement"},
-			wantPods: []string{"bare", "pending", "web"}, wantLapsed: []string{"web"}},
+		// A prespun replacement (rebalance recommendation, prespin): the
+		// moved pod runs on until a drain, so kube-scheduler's grace does
+		// not apply; the nomination is renewed and keeps the room, while a
+		// pending pod nominated to the same ready node lapses as before.
+		{name: "a moved pod whose replacement has been ready past the grace stays held on it, its nomination renewed",
+			claims:    []*nsv1.NodeClaim{claim("replacement", "default", 2*NominationGrace)},
+			nominated: map[string]string{"web": "replacement", "pending": "replacement"},
+			wantPods:  []string{"bare", "pending"}, wantHeld: map[string][]string{"replacement": {"web"}},
+			wantLapsed: []string{"pending"}, wantRenewed: []string{"web"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,6 +136,13 @@ func TestPendingPodsOfDisruptedNodes(t *testing.T) {
 			}
 			if !equal(lapsed, tt.wantLapsed) {
 				t.Errorf("Lapsed = %v, want %v", lapsed, tt.wantLapsed)
+			}
+			var renewed []string
+			for _, u := range got.Renewed {
+				renewed = append(renewed, string(u))
+			}
+			if !equal(renewed, tt.wantRenewed) {
+				t.Errorf("Renewed = %v, want %v", renewed, tt.wantRenewed)
 			}
 		})
 	}

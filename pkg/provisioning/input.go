@@ -32,6 +32,12 @@ type Pending struct {
 	// filled it with other pods, as it ignores nominations), so they lost
 	// their place and are planned now rather than at expiry.
 	Lapsed []types.UID
+	// Renewed are held pods that still run on a disrupted node, nominated
+	// to a target that is ready for them: kube-scheduler cannot bind them
+	// before the drain, so NominationGrace does not apply and the caller
+	// extends their nominations instead (a replacement prespun for a
+	// rebalance recommendation keeps its pods' room, possibly for hours).
+	Renewed []types.UID
 }
 
 // PendingPods splits the snapshot's provisionable pods into those to plan
@@ -52,8 +58,13 @@ func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending
 			// A target going away (deleted, or marked Disrupting: an
 			// interruption or a disruption) will not run the pod: planned
 			// again at once, not when the nomination runs out.
-			if at, isReady := ready[target]; !leaving[target] && (!isReady || now.Sub(at) < NominationGrace && room.take(target, pod)) {
+			at, isReady := ready[target]
+			moving := pod.Spec.NodeName != ""
+			if !leaving[target] && (!isReady || (moving || now.Sub(at) < NominationGrace) && room.take(target, pod)) {
 				out.Held[target] = append(out.Held[target], pod)
+				if moving && isReady {
+					out.Renewed = append(out.Renewed, pod.UID)
+				}
 				continue
 			}
 			out.Lapsed = append(out.Lapsed, pod.UID)
