@@ -32,32 +32,38 @@ func TestGoldenTimelines(t *testing.T) {
 		n++
 		name := strings.TrimSuffix(e.Name(), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			res := runCached(t, e.Name())
-			var got bytes.Buffer
-			if err := output.WriteCSV(&got, res.Samples); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join("testdata", "golden", name+".csv")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestGoldenTimelines -update to create it)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("timeline of %s differs from %s: %s", name, path, firstDiff(want, got.Bytes()))
-			}
+			checkGolden(t, name, runCached(t, e.Name()))
 		})
 	}
 	if n < 4 {
 		t.Fatalf("%d built-in scenarios, want at least 4", n)
+	}
+}
+
+// checkGolden compares res's timeline with testdata/golden/<name>.csv
+// byte for byte, or rewrites the file under -update.
+func checkGolden(t *testing.T, name string, res *output.Result) {
+	t.Helper()
+	var got bytes.Buffer
+	if err := output.WriteCSV(&got, res.Samples); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "golden", name+".csv")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("timeline of %s differs from %s: %s", name, path, firstDiff(want, got.Bytes()))
 	}
 }
 
