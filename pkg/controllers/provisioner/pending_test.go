@@ -68,3 +68,40 @@ func TestPendingReleasesNominationsOfReadyTargets(t *testing.T) {
 		})
 	}
 }
+
+// TestPendingRenewsNominationsOfMovedPods: a pod still running on a node
+// marked Disrupting (a rebalance recommendation in prespin mode), nominated
+// to its replacement, keeps that nomination past NominationGrace and past
+// its TTL while cycles come: it cannot bind before the drain, and without
+// the nomination the replacement looked empty and was consolidated away.
+func TestPendingRenewsNominationsOfMovedPods(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	marked := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "old"}}
+	marked.Status.NodeName = "old-node"
+	lifecycle.SetCondition(&marked.Status.Conditions, lifecycle.Condition(nsv1.ConditionDisrupting, true,
+		nsv1.DisruptingReasonRebalanceRecommendation, ""), 1, metav1.NewTime(now))
+	repl := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "repl"}}
+	repl.Status.NodeName = "repl-node"
+	lifecycle.SetCondition(&repl.Status.Conditions, lifecycle.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.NewTime(now))
+	ctrl := true
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "web",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "rs", Controller: &ctrl}}},
+		Spec: corev1.PodSpec{NodeName: "old-node"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	snap := &state.Snapshot{Pods: []*corev1.Pod{pod}, NodeClaims: []*nsv1.NodeClaim{marked, repl},
+		ClaimByNode: map[string]*nsv1.NodeClaim{"old-node": marked, "repl-node": repl}}
+
+	clk := clocktesting.NewFakeClock(now)
+	cluster := state.NewCluster(nil, clk, time.Minute)
+	p := &Provisioner{cluster: cluster, clk: clk}
+	cluster.Nominate(pod.UID, "repl")
+	for i := range 5 {
+		clk.Step(50 * time.Second) // each step past the grace, the second past the TTL
+		got := p.pending(snap)
+		if len(got.Pods) != 0 || len(got.Held["repl"]) != 1 {
+			t.Fatalf("cycle %d: pending %d, held %v; want the pod held on its replacement", i, len(got.Pods), got.Held)
+		}
+		if target, ok := cluster.Nominated(pod.UID); !ok || target != "repl" {
+			t.Fatalf("cycle %d: nomination %q %v, want it renewed onto repl", i, target, ok)
+		}
+	}
+}
