@@ -30,9 +30,12 @@ type nodeInfo struct {
 	it      string
 	zone    string
 	ct      string
-	// disrupting: being deleted, part of a command in progress, or marked
-	// Disrupting (by the interruption handler): no candidate.
+	// disrupting: being deleted, or part of a command in progress.
 	disrupting bool
+	// marked Disrupting (by the interruption handler): its drain is that
+	// handler's decision, so consolidation does not take it; drift and
+	// expiry still may.
+	marked bool
 	// removed by an action of this plan.
 	removed bool
 	// received pods from an action of this plan (they are in pods and
@@ -182,11 +185,12 @@ func (w *working) build() {
 			continue
 		}
 		ni := &nodeInfo{name: n.Name, claim: claim, node: n, pool: w.poolObjs[claim.Labels[nsv1.LabelNodePool]], pods: snap.PodsByNode[n.Name]}
-		// A marked claim's drain is its marker's decision: a node kept
-		// after a rebalance recommendation (prespin) is not consolidated
-		// onto the replacement prespun for its pods. It does not hold the
-		// budget (isDisrupting) while it waits: that may take hours.
-		ni.disrupting = isDisrupting(claim, in.Disrupting) || provisioning.Disrupted(claim)
+		ni.disrupting = isDisrupting(claim, in.Disrupting)
+		// A node kept after a rebalance recommendation (prespin) is not
+		// consolidated onto the replacement prespun for its pods. It does
+		// not hold the budget (isDisrupting) while it waits: that may
+		// take hours.
+		ni.marked = provisioning.Disrupted(claim)
 		for _, p := range ni.pods {
 			if mustMove(p) {
 				ni.movable = append(ni.movable, p)

@@ -49,8 +49,19 @@ func compute(in Input) (*Plan, *working, error) {
 		}
 		eligible = append(eligible, n)
 	}
-	for _, step := range []func([]*nodeInfo, *Plan) error{w.repack, w.emptiness, w.drift, w.expiration, w.consolidation} {
-		if err := step(eligible, out); err != nil {
+	// Consolidation (repack, emptiness, the rest) leaves nodes marked
+	// Disrupting to the interruption handler.
+	var consolidable []*nodeInfo
+	for _, n := range eligible {
+		if !n.marked {
+			consolidable = append(consolidable, n)
+		}
+	}
+	for _, step := range []struct {
+		run   func([]*nodeInfo, *Plan) error
+		nodes []*nodeInfo
+	}{{w.repack, consolidable}, {w.emptiness, consolidable}, {w.drift, eligible}, {w.expiration, eligible}, {w.consolidation, consolidable}} {
+		if err := step.run(step.nodes, out); err != nil {
 			return nil, nil, err
 		}
 	}
