@@ -188,7 +188,7 @@ func (w *working) build() {
 			continue
 		}
 		ni := &nodeInfo{name: n.Name, claim: claim, node: n, pool: w.poolObjs[claim.Labels[nsv1.LabelNodePool]], pods: snap.PodsByNode[n.Name]}
-		ni.disrupting = isDisrupting(claim, in.Disrupting)
+		ni.disrupting = budget.Disrupting(claim, in.Disrupting)
 		for _, p := range ni.pods {
 			if mustMove(p) {
 				ni.movable = append(ni.movable, p)
@@ -201,12 +201,6 @@ func (w *working) build() {
 		w.byNode[n.Name] = ni
 	}
 	sort.Slice(w.nodes, func(i, j int) bool { return w.nodes[i].claim.Name < w.nodes[j].claim.Name })
-}
-
-// isDisrupting reports whether a claim is already on its way out: deleted,
-// marked by a command in progress, or acted on by the caller lately.
-func isDisrupting(c *nsv1.NodeClaim, recent func(string) bool) bool {
-	return !c.DeletionTimestamp.IsZero() || c.Annotations[nsv1.AnnotationDisruptionCommand] != "" || (recent != nil && recent(c.Name))
 }
 
 // mustMove reports whether disrupting the pod's node moves the pod: DaemonSet

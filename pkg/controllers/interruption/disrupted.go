@@ -19,7 +19,6 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	"github.com/nodesmith/nodesmith/pkg/disruption/budget"
 	"github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/operator"
@@ -217,17 +216,24 @@ func (d *Disrupted) budgetAllows(ctx context.Context, claim *nsv1.NodeClaim) (bo
 	if err := d.Kube.List(ctx, &claims, client.MatchingLabels{nsv1.LabelNodePool: name}); err != nil {
 		return false, fmt.Errorf("listing nodeclaims of nodepool %s: %w", name, err)
 	}
-	deleting := 0
-	for i := range claims.Items {
-		if !claims.Items[i].DeletionTimestamp.IsZero() {
-			deleting++
-		}
+	var nodes corev1.NodeList
+	if err := d.Kube.List(ctx, &nodes, client.MatchingLabels{nsv1.LabelNodePool: name}); err != nil {
+		return false, fmt.Errorf("listing nodes of nodepool %s: %w", name, err)
 	}
-	allowed, err := budget.Allowed(pool.Spec.Disruption.Budgets, nsv1.DisruptionReasonRebalance, len(claims.Items), deleting, d.Clock.Now())
+	allowed, err := interruption.RebalanceBudget(pool, ptrs(claims.Items), ptrs(nodes.Items), d.Clock.Now())
 	if err != nil {
 		d.Recorder.Publish(events.Warning(pool, "BudgetInvalid", "Disrupt", err.Error()))
 	}
 	return allowed > 0, nil
+}
+
+// ptrs points at each item of a listed slice.
+func ptrs[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
 }
 
 // observe returns the claim's record, made on first sight.
