@@ -216,11 +216,24 @@ func (d *Disrupted) budgetAllows(ctx context.Context, claim *nsv1.NodeClaim) (bo
 	if err := d.Kube.List(ctx, &claims, client.MatchingLabels{nsv1.LabelNodePool: name}); err != nil {
 		return false, fmt.Errorf("listing nodeclaims of nodepool %s: %w", name, err)
 	}
-	var nodes corev1.NodeList
-	if err := d.Kube.List(ctx, &nodes, client.MatchingLabels{nsv1.LabelNodePool: name}); err != nil {
-		return false, fmt.Errorf("listing nodes of nodepool %s: %w", name, err)
+	// Each claim's node, for its readiness (a node not Ready uses up the
+	// budget); by name, as a node's labels may not be synced yet.
+	var nodes []*corev1.Node
+	for i := range claims.Items {
+		nodeName := claims.Items[i].Status.NodeName
+		if nodeName == "" {
+			continue
+		}
+		node := &corev1.Node{}
+		if err := d.Kube.Get(ctx, types.NamespacedName{Name: nodeName}, node); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return false, fmt.Errorf("reading node %s: %w", nodeName, err)
+		}
+		nodes = append(nodes, node)
 	}
-	allowed, err := interruption.RebalanceBudget(pool, ptrs(claims.Items), ptrs(nodes.Items), d.Clock.Now())
+	allowed, err := interruption.RebalanceBudget(pool, ptrs(claims.Items), nodes, d.Clock.Now())
 	if err != nil {
 		d.Recorder.Publish(events.Warning(pool, "BudgetInvalid", "Disrupt", err.Error()))
 	}
