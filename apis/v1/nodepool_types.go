@@ -195,8 +195,8 @@ var DisruptionReasons = []DisruptionReason{
 // +kubebuilder:validation:XValidation:message="schedule and duration must be set together",rule="has(self.schedule) == has(self.duration)"
 type Budget struct {
 	// Nodes is a count ("5") or a percentage of the pool's nodes ("10%", rounded up). The pool's
-	// nodes are those initialized or being disrupted (not those still launching); nodes being
-	// disrupted or deleted, and nodes not Ready, use up the allowance.
+	// nodes are its initialized ones (not replacements still launching); those being deleted or
+	// marked for disruption, and those not Ready, use up the allowance.
 	// +kubebuilder:default="10%"
 	// +kubebuilder:validation:MaxLength=16
 	// +kubebuilder:validation:XValidation:message="nodes must be a whole number (\"5\") or a percentage from 0% to 100% (\"10%\")",rule="self.matches('^((100|[0-9]{1,2})%|[0-9]+)$')"

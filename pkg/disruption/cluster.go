@@ -185,10 +185,10 @@ func (w *working) build() {
 			continue
 		}
 		ni := &nodeInfo{name: n.Name, claim: claim, node: n, pool: w.poolObjs[claim.Labels[nsv1.LabelNodePool]], pods: snap.PodsByNode[n.Name]}
-		ni.disrupting = isDisrupting(claim, in.Disrupting)
+		ni.disrupting = budget.Disrupting(claim, in.Disrupting)
 		// A node kept after a rebalance recommendation (prespin) is not
 		// consolidated onto the replacement prespun for its pods. It does
-		// not hold the budget (isDisrupting) while it waits: that may
+		// not hold the budget (budget.Disrupting) while it waits: that may
 		// take hours.
 		ni.marked = provisioning.Disrupted(claim)
 		for _, p := range ni.pods {
@@ -203,12 +203,6 @@ func (w *working) build() {
 		w.byNode[n.Name] = ni
 	}
 	sort.Slice(w.nodes, func(i, j int) bool { return w.nodes[i].claim.Name < w.nodes[j].claim.Name })
-}
-
-// isDisrupting reports whether a claim is already on its way out: deleted,
-// marked by a command in progress, or acted on by the caller lately.
-func isDisrupting(c *nsv1.NodeClaim, recent func(string) bool) bool {
-	return !c.DeletionTimestamp.IsZero() || c.Annotations[nsv1.AnnotationDisruptionCommand] != "" || (recent != nil && recent(c.Name))
 }
 
 // mustMove reports whether disrupting the pod's node moves the pod: DaemonSet

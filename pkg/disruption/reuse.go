@@ -149,10 +149,12 @@ func (w *working) fingerprint() (uint64, bool) {
 	for _, target := range sortedKeys(w.nominatedTargets) {
 		h.str(target)
 	}
-	for _, pool := range sortedKeys(w.budgets.limits) {
+	for _, pool := range sortedKeys(w.budgets.pools) {
 		h.str(pool)
+		a := w.budgets.pools[pool]
+		h.int(a.Ledger().Disrupting)
 		for _, r := range nsv1.DisruptionReasons {
-			h.int(w.budgets.limits[pool][r])
+			h.int(a.Limit(r))
 		}
 		if err := w.budgets.errs[pool]; err != nil {
 			h.str(err.Error())

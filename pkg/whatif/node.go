@@ -26,8 +26,10 @@ type NodeReport struct {
 	Checks []Check `json:"checks,omitempty"`
 	// Budgets are the pool's disruption budgets at the snapshot's time.
 	Budgets []BudgetStatus `json:"budgets,omitempty"`
-	// PoolNodes and Disrupting count the pool's claims and those being
-	// deleted, which the budgets are taken from.
+	// PoolNodes and Disrupting are the pool's budget ledger
+	// (pkg/disruption/budget.Count): its initialized nodes, which a
+	// percentage is taken of, and those of them being deleted, marked for
+	// disruption or not Ready, which use up the allowance.
 	PoolNodes  int `json:"poolNodes,omitempty"`
 	Disrupting int `json:"disrupting,omitempty"`
 	// Notes are what a snapshot cannot show.
@@ -126,17 +128,9 @@ func ExplainNode(snap *Snapshot, name string, opts Options) (*NodeReport, error)
 		r.Notes = append(r.Notes, fmt.Sprintf("its NodePool %q is not in the snapshot", claim.Labels[nsv1.LabelNodePool]))
 		return r, nil
 	}
-	var poolClaims []*nsv1.NodeClaim
-	for _, c := range w.idx.NodeClaims {
-		if c.Labels[nsv1.LabelNodePool] == pool.Name {
-			poolClaims = append(poolClaims, c)
-			if !c.DeletionTimestamp.IsZero() {
-				r.Disrupting++
-			}
-		}
-	}
-	r.PoolNodes = len(poolClaims)
-	r.Budgets = budgets(pool.Spec.Disruption.Budgets, len(poolClaims), now)
+	ledger := budget.Count(w.idx.NodeClaims, func(c *nsv1.NodeClaim) *corev1.Node { return w.idx.NodeByID[c.Status.ProviderID] }, nil)[pool.Name]
+	r.PoolNodes, r.Disrupting = ledger.Nodes, ledger.Disrupting
+	r.Budgets = budgets(pool.Spec.Disruption.Budgets, ledger.Nodes, now)
 	types, _ := w.poolTypes()
 	plan, err := disruption.Compute(disruption.Input{Snapshot: w.idx, InstanceTypes: types, NodeClasses: w.classes,
 		Now: now, Options: disruption.Options{Solve: w.opts.Solve}})
@@ -152,7 +146,7 @@ func ExplainNode(snap *Snapshot, name string, opts Options) (*NodeReport, error)
 // total nodes it lets be disrupted.
 func budgets(bs []nsv1.Budget, total int, now time.Time) []BudgetStatus {
 	if len(bs) == 0 {
-		bs = []nsv1.Budget{{Nodes: "10%"}}
+		bs = budget.Default
 	}
 	var out []BudgetStatus
 	for _, b := range bs {

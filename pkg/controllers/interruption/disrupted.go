@@ -19,7 +19,6 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
-	"github.com/nodesmith/nodesmith/pkg/disruption/budget"
 	"github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/operator"
@@ -217,17 +216,37 @@ func (d *Disrupted) budgetAllows(ctx context.Context, claim *nsv1.NodeClaim) (bo
 	if err := d.Kube.List(ctx, &claims, client.MatchingLabels{nsv1.LabelNodePool: name}); err != nil {
 		return false, fmt.Errorf("listing nodeclaims of nodepool %s: %w", name, err)
 	}
-	deleting := 0
+	// Each claim's node, for its readiness (a node not Ready uses up the
+	// budget); by name, as a node's labels may not be synced yet.
+	var nodes []*corev1.Node
 	for i := range claims.Items {
-		if !claims.Items[i].DeletionTimestamp.IsZero() {
-			deleting++
+		nodeName := claims.Items[i].Status.NodeName
+		if nodeName == "" {
+			continue
 		}
+		node := &corev1.Node{}
+		if err := d.Kube.Get(ctx, types.NamespacedName{Name: nodeName}, node); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return false, fmt.Errorf("reading node %s: %w", nodeName, err)
+		}
+		nodes = append(nodes, node)
 	}
-	allowed, err := budget.Allowed(pool.Spec.Disruption.Budgets, nsv1.DisruptionReasonRebalance, len(claims.Items), deleting, d.Clock.Now())
+	allowed, err := interruption.RebalanceBudget(pool, ptrs(claims.Items), nodes, d.Clock.Now())
 	if err != nil {
 		d.Recorder.Publish(events.Warning(pool, "BudgetInvalid", "Disrupt", err.Error()))
 	}
 	return allowed > 0, nil
+}
+
+// ptrs points at each item of a listed slice.
+func ptrs[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
 }
 
 // observe returns the claim's record, made on first sight.

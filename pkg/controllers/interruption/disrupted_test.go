@@ -122,6 +122,7 @@ func TestRebalanceModes(t *testing.T) {
 	tests := []struct {
 		mode        interruption.RebalanceMode
 		budget      string
+		notReady    bool // another of the pool's nodes is not Ready
 		wantMarked  bool
 		wantDrained bool
 		wantEvent   string
@@ -130,9 +131,15 @@ func TestRebalanceModes(t *testing.T) {
 		{mode: interruption.RebalancePrespin, wantMarked: true, wantEvent: "rebalance mode prespin"},
 		{mode: interruption.RebalanceDrain, wantMarked: true, wantDrained: true, wantEvent: "rebalance mode drain"},
 		{mode: interruption.RebalanceDrain, budget: "0", wantMarked: true, wantEvent: "budget allows no more Rebalance"},
+		// A node not Ready uses up the budget, as the planner counts it.
+		{mode: interruption.RebalanceDrain, budget: "1", notReady: true, wantMarked: true, wantEvent: "budget allows no more Rebalance"},
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.mode)+tt.budget, func(t *testing.T) {
+		name := string(tt.mode) + tt.budget
+		if tt.notReady {
+			name += "-notready"
+		}
+		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, withMode(tt.mode))
 			if tt.budget != "" {
 				pool := &nsv1.NodePool{}
@@ -147,6 +154,10 @@ func TestRebalanceModes(t *testing.T) {
 			}
 			in := e.launchSpot()
 			f := e.claimFor(in, 1)
+			if tt.notReady {
+				peer := e.claimFor(e.launchSpot(), 0)
+				h.SetNodeReady(t, peer.node, corev1.ConditionFalse)
+			}
 			if err := e.world.Rebalance(in.ID); err != nil {
 				t.Fatal(err)
 			}

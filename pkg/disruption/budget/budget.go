@@ -52,14 +52,6 @@ func Limit(budgets []nsv1.Budget, reason nsv1.DisruptionReason, total int, now t
 	return limit, firstErr
 }
 
-// Allowed is how many more of a pool's nodes may be disrupted for reason at
-// now: Limit minus the nodes already disrupting or being deleted (for any
-// reason), never below zero.
-func Allowed(budgets []nsv1.Budget, reason nsv1.DisruptionReason, total, disrupting int, now time.Time) (int, error) {
-	limit, err := Limit(budgets, reason, total, now)
-	return max(0, limit-disrupting), err
-}
-
 func errOr(a, b error) error {
 	if a != nil {
 		return a

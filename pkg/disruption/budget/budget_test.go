@@ -61,7 +61,7 @@ func TestAllowed(t *testing.T) {
 			if reason == "" {
 				reason = nsv1.DisruptionReasonEmpty
 			}
-			got, err := Allowed(tt.budgets, reason, tt.total, tt.disrupting, tt.now)
+			got, err := Allowed(tt.budgets, reason, Ledger{Nodes: tt.total, Disrupting: tt.disrupting}, tt.now)
 			if got != tt.want || (err != nil) != tt.wantErr {
 				t.Fatalf("Allowed = %d, %v; want %d, error %v", got, err, tt.want, tt.wantErr)
 			}

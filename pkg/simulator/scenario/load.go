@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/disruption/budget"
 	"github.com/nodesmith/nodesmith/pkg/simulator/keda"
 )
 
@@ -120,7 +121,7 @@ func defaultNodePool(np *nsv1.NodePool) {
 		d.ConsolidateAfter = nsv1.MustParseNillableDuration("0s")
 	}
 	if len(d.Budgets) == 0 {
-		d.Budgets = []nsv1.Budget{{Nodes: "10%"}}
+		d.Budgets = append([]nsv1.Budget(nil), budget.Default...)
 	}
 	if np.Spec.Template.Spec.ExpireAfter.IsZero() {
 		np.Spec.Template.Spec.ExpireAfter = nsv1.MustParseNillableDuration("720h")
