@@ -91,6 +91,7 @@ func apiserverRestart(t *testing.T) {
 
 	// Down. The lab's own checks stay off the API until it is back.
 	stopAt := time.Now()
+	frontRefusals := lab.Env.FrontRefusals()
 	down = true
 	killed, err := lab.Env.StopAPIServer(apiserverGrace)
 	if err != nil {
@@ -158,6 +159,8 @@ func apiserverRestart(t *testing.T) {
 		launchesWhileDown, outcome, holderBefore, holderAfter)
 	t.Logf("recovery: all %d pods Running %s after the API server was back (%s after the Deployment), %d CreateFleet calls after it was back; %d nodeclaims, %d stuck, %d duplicates, %d GC'd, %d leaks",
 		restartPods, ms(allRunningAt.Sub(backAt)), ms(allRunningAt.Sub(start)), len(lab.Fleets.since(backAt)), len(claimsOf(t, restartPool)), stuck, d, orphans, leaked)
+	t.Logf("the lab's API front (a load balancer that forwards only while /readyz passes) closed %d connections while kube-apiserver was down or not yet ready",
+		lab.Env.FrontRefusals()-frontRefusals)
 	if killed {
 		t.Logf("kube-apiserver's last words before SIGKILL:\n%s", lastWords)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -55,8 +57,10 @@ type Env struct {
 	// kubeconfig handed out keeps working across RestartAPIServer.
 	certDir string
 	apiLog  *os.File
-	mu      sync.Mutex
-	procs   []*Process
+	// front is the endpoint every client is given (see front).
+	front *front
+	mu    sync.Mutex
+	procs []*Process
 }
 
 // Start brings up etcd and kube-apiserver and installs the CRDs. It takes
@@ -116,6 +120,10 @@ func Start(opts Options) (*Env, error) {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
 	e := &Env{Config: cfg, Scheme: scheme, AssetsDir: assets, env: te, certDir: certDir, apiLog: apiLog}
+	if err := e.startFront(); err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
 	if err := e.finish(); err != nil {
 		_ = e.Stop()
 		return nil, err
@@ -130,7 +138,11 @@ func (e *Env) finish() error {
 	}
 	e.Dir = dir
 	e.KubeconfigPath = filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(e.KubeconfigPath, e.env.KubeConfig, 0o600); err != nil {
+	kubeconfig, err := pointAt(e.env.KubeConfig, e.Config.Host)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(e.KubeconfigPath, kubeconfig, 0o600); err != nil {
 		return fmt.Errorf("writing the kubeconfig: %w", err)
 	}
 	c, err := client.New(e.Config, client.Options{Scheme: e.Scheme, FieldValidation: "Strict"})
@@ -140,6 +152,48 @@ func (e *Env) finish() error {
 	e.Client = c
 	return nil
 }
+
+// startFront puts the front before kube-apiserver and points Config at it
+// (finish writes the kubeconfig from Config.Host).
+func (e *Env) startFront() error {
+	s := e.env.ControlPlane.APIServer.SecureServing
+	backend := net.JoinHostPort(s.ListenAddr.Address, s.ListenAddr.Port)
+	probe, err := readyzProbe(e.Config, backend)
+	if err != nil {
+		return err
+	}
+	f, err := startFront(backend, probe)
+	if err != nil {
+		return err
+	}
+	if !f.ready.Load() {
+		f.close()
+		return fmt.Errorf("kube-apiserver at %s started but its /readyz does not pass", backend)
+	}
+	e.front = f
+	e.Config.Host = "https://" + f.Addr()
+	return nil
+}
+
+// pointAt rewrites every cluster of a kubeconfig to server host.
+func pointAt(kubeconfig []byte, host string) ([]byte, error) {
+	cfg, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("reading envtest's kubeconfig: %w", err)
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = host
+	}
+	out, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("writing the kubeconfig: %w", err)
+	}
+	return out, nil
+}
+
+// FrontRefusals is how many connections the API front has closed because
+// kube-apiserver's /readyz did not pass (see front).
+func (e *Env) FrontRefusals() int64 { return e.front.refused.Load() }
 
 // Stop ends every process started through Env, then the apiserver and etcd,
 // and removes the scratch folder.
@@ -156,6 +210,9 @@ func (e *Env) Stop() error {
 	}
 	if err := e.env.Stop(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
+	}
+	if e.front != nil {
+		e.front.close()
 	}
 	if e.apiLog != nil {
 		_ = e.apiLog.Close()

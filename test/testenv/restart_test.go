@@ -1,11 +1,16 @@
 package testenv
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -63,5 +68,103 @@ func TestRestartAPIServer(t *testing.T) {
 	}
 	if exited := e.Exited(); len(exited) > 0 {
 		t.Errorf("processes exited: %v", exited)
+	}
+}
+
+// TestRestartedAPIServerNeverRefusesRBAC is lab steps 7d and 8's failure
+// in small: a client bound by RBAC (an impersonated ServiceAccount with a
+// Role, as the controller is) asks kube-apiserver without pause while it is
+// stopped and started again. It may be unable to connect, but it must
+// never be refused with 403: connecting straight to the restarted port, it
+// was, before the RBAC authorizer had synced; through the Env's front,
+// which forwards only once /readyz passes, it is not.
+func TestRestartedAPIServerNeverRefusesRBAC(t *testing.T) {
+	e, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Errorf("stopping: %v", err)
+		}
+	})
+	ctx := t.Context()
+	const user = "system:serviceaccount:default:probe"
+	for _, o := range []client.Object{
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "probe"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "probe"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "probe"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}},
+	} {
+		if err := e.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := rest.CopyConfig(e.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	cfg.Timeout = 5 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, ok func() bool) {
+		deadline := time.Now().Add(30 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("the Role to take effect", func() bool {
+		_, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+		return err == nil
+	})
+
+	var forbidden, ok, failed atomic.Int64
+	var lastForbidden atomic.Value
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case apierrors.IsForbidden(err):
+				forbidden.Add(1)
+				lastForbidden.Store(err.Error())
+			default:
+				failed.Add(1)
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}()
+	if _, err := e.StopAPIServer(10 * time.Second); err != nil {
+		close(stop)
+		t.Fatal(err)
+	}
+	okWhileDown := ok.Load()
+	if err := e.StartAPIServer(); err != nil {
+		close(stop)
+		t.Fatal(err)
+	}
+	waitFor("a request after the restart", func() bool { return ok.Load() > okWhileDown })
+	close(stop)
+	<-done
+	t.Logf("%d requests answered, %d could not connect, %d refused with 403; the front closed %d connections while /readyz failed",
+		ok.Load(), failed.Load(), forbidden.Load(), e.FrontRefusals())
+	if forbidden.Load() > 0 {
+		t.Errorf("%d requests were refused with 403 across the restart, e.g. %v", forbidden.Load(), lastForbidden.Load())
+	}
+	if failed.Load() == 0 {
+		t.Errorf("no request failed while kube-apiserver was down: the test did not ask during the restart")
 	}
 }
