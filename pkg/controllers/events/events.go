@@ -1,7 +1,6 @@
 package events
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
@@ -31,9 +30,74 @@ type Recorder struct {
 	window time.Duration
 
 	mu     sync.Mutex
-	seen   map[string]time.Time
+	seen   seenCache
 	limits map[string]*rate.Limiter
 }
+
+// seenKey identifies repeats: the same reason and message on one object.
+type seenKey struct {
+	uid             types.UID
+	reason, message string
+}
+
+// maxSeen bounds the de-duplication cache. Past it the oldest entries go
+// first, even inside their window: a repeat of one of them may then be
+// emitted again, which costs one Event write, never a lost first Event.
+const maxSeen = 100_000
+
+// seenCache remembers when each key was last emitted, for one window. The
+// queue holds keys in emission order (the recorder's clock only moves
+// forward), so expiry pops from its front: each entry is pushed once and
+// popped once, constant time per publish however many entries are live.
+type seenCache struct {
+	last  map[seenKey]time.Time
+	queue []seenEntry // emission order; head is the oldest
+	head  int
+}
+
+type seenEntry struct {
+	key seenKey
+	at  time.Time
+}
+
+// recent reports whether key was emitted within window before now.
+func (c *seenCache) recent(key seenKey, now time.Time, window time.Duration) bool {
+	last, ok := c.last[key]
+	return ok && now.Sub(last) < window
+}
+
+// add records key as emitted at now and forgets what left the window or
+// exceeds the bound.
+func (c *seenCache) add(key seenKey, now time.Time, window time.Duration) {
+	if c.last == nil {
+		c.last = map[seenKey]time.Time{}
+	}
+	c.last[key] = now
+	c.queue = append(c.queue, seenEntry{key, now})
+	for c.head < len(c.queue) {
+		e := c.queue[c.head]
+		if now.Sub(e.at) < window && len(c.queue)-c.head <= maxSeen {
+			break
+		}
+		// An entry re-emitted later has a newer time in the map and a
+		// later queue entry of its own: only its last one deletes it.
+		if c.last[e.key].Equal(e.at) {
+			delete(c.last, e.key)
+		}
+		c.queue[c.head] = seenEntry{}
+		c.head++
+	}
+	// Reclaim the popped prefix once it is half the slice.
+	if c.head > 1024 && c.head*2 >= len(c.queue) {
+		n := copy(c.queue, c.queue[c.head:])
+		clear(c.queue[n:])
+		c.queue = c.queue[:n]
+		c.head = 0
+	}
+}
+
+// len is the number of keys remembered.
+func (c *seenCache) len() int { return len(c.last) }
 
 // rateLimits are the reasons that would otherwise send one event per pod of
 // a burst, with their rate per second and burst, one bucket across all the
@@ -54,7 +118,7 @@ func NewRecorder(rec events.EventRecorder, clk clock.Clock, window time.Duration
 	for reason, l := range rateLimits {
 		limits[reason] = rate.NewLimiter(l.perSecond, l.burst)
 	}
-	return &Recorder{rec: rec, clk: clk, window: window, seen: map[string]time.Time{}, limits: limits}
+	return &Recorder{rec: rec, clk: clk, window: window, limits: limits}
 }
 
 // Publish emits each event unless an identical one was emitted within the
@@ -66,10 +130,9 @@ func (r *Recorder) Publish(evts ...Event) {
 	}
 	now := r.clk.Now()
 	for _, e := range evts {
-		key := fmt.Sprintf("%s/%s/%s", e.UID, e.Reason, e.Message)
+		key := seenKey{e.UID, e.Reason, e.Message}
 		r.mu.Lock()
-		last, ok := r.seen[key]
-		if ok && now.Sub(last) < r.window {
+		if r.seen.recent(key, now, r.window) {
 			r.mu.Unlock()
 			continue
 		}
@@ -77,20 +140,9 @@ func (r *Recorder) Publish(evts ...Event) {
 			r.mu.Unlock()
 			continue
 		}
-		r.seen[key] = now
-		if len(r.seen) > 10000 {
-			r.gcLocked(now)
-		}
+		r.seen.add(key, now, r.window)
 		r.mu.Unlock()
 		r.rec.Eventf(e.Object, nil, e.Type, e.Reason, e.Action, "%s", e.Message)
-	}
-}
-
-func (r *Recorder) gcLocked(now time.Time) {
-	for k, t := range r.seen {
-		if now.Sub(t) >= r.window {
-			delete(r.seen, k)
-		}
 	}
 }
 

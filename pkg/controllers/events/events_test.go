@@ -83,3 +83,72 @@ func TestPublishDeduplicates(t *testing.T) {
 		})
 	}
 }
+
+// TestSeenCacheExpiry: an entry re-emitted after its window keeps its newer
+// time when the older queue entry expires, and the cache forgets what left
+// the window and never holds more than maxSeen keys.
+func TestSeenCacheExpiry(t *testing.T) {
+	pod := func(uid string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: uid, UID: apitypes.UID("uid-" + uid)}}
+	}
+	fake := events.NewFakeRecorder(10)
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := NewRecorder(fake, clk, 5*time.Minute)
+	r.Publish(PodUnschedulable(pod("a"), "no pool")) // sent
+	clk.Step(5 * time.Minute)
+	r.Publish(PodUnschedulable(pod("a"), "no pool")) // window over: sent
+	clk.Step(time.Minute)
+	r.Publish(PodUnschedulable(pod("b"), "no pool")) // sent; expires a's first entry
+	r.Publish(PodUnschedulable(pod("a"), "no pool")) // within a's second window: dropped
+	if got := len(fake.Events); got != 3 {
+		t.Fatalf("%d events sent, want 3 (a, a again after its window, b)", got)
+	}
+	if got := r.seen.len(); got != 2 {
+		t.Fatalf("%d keys remembered, want 2", got)
+	}
+
+	// Past the bound the oldest go, though still in their window.
+	quiet := NewRecorder(&events.FakeRecorder{}, clk, time.Hour)
+	for i := range maxSeen + 5000 {
+		quiet.Publish(Normal(pod(fmt.Sprint(i)), "Test", "Test", "m"))
+	}
+	if got := quiet.seen.len(); got != maxSeen {
+		t.Fatalf("%d keys remembered after %d distinct events, want the bound %d", got, maxSeen+5000, maxSeen)
+	}
+	if got := len(quiet.seen.queue) - quiet.seen.head; got != maxSeen {
+		t.Fatalf("%d queue entries live, want %d", got, maxSeen)
+	}
+	// Once the window has passed, one publish forgets them all.
+	clk.Step(time.Hour)
+	quiet.Publish(Normal(pod("last"), "Test", "Test", "m"))
+	if got := quiet.seen.len(); got != 1 {
+		t.Fatalf("%d keys remembered an hour later, want 1", got)
+	}
+	if cap(quiet.seen.queue) > 2*maxSeen+2048 {
+		t.Fatalf("queue capacity %d after expiry: the popped prefix is not reclaimed", cap(quiet.seen.queue))
+	}
+}
+
+// BenchmarkPublish publishes distinct events into a recorder that already
+// remembers live events within its window: the cost per publish must not
+// grow with live (it scanned every entry per publish past 10,000 before).
+func BenchmarkPublish(b *testing.B) {
+	for _, live := range []int{1_000, 10_000, 100_000, 400_000} {
+		b.Run(fmt.Sprintf("live=%d", live), func(b *testing.B) {
+			pods := make([]*corev1.Pod, live+b.N)
+			for i := range pods {
+				pods[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint(i), UID: apitypes.UID(fmt.Sprint("uid-", i))}}
+			}
+			clk := clocktesting.NewFakeClock(time.Now())
+			r := NewRecorder(&events.FakeRecorder{}, clk, 5*time.Minute)
+			for i := range live {
+				r.Publish(PodUnschedulable(pods[i], "no pool"))
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				r.Publish(PodUnschedulable(pods[live+i], "no pool"))
+			}
+		})
+	}
+}
