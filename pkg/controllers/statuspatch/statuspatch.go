@@ -31,11 +31,11 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
-// Backoff paces the attempts after a conflict. It is long enough for a
+// backoff paces the attempts after a conflict. It is long enough for a
 // cache-backed reader to catch up with the write that caused the conflict
 // (about 2.5 s in all); a writer that still conflicts returns the conflict
 // and its reconcile is retried.
-var Backoff = wait.Backoff{Steps: 9, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.1}
+var backoff = wait.Backoff{Steps: 9, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.1}
 
 // Option adjusts one Patch.
 type Option func(*options)
@@ -81,7 +81,7 @@ func Patch(ctx context.Context, kube client.Client, base, obj client.Object, opt
 		return nil
 	}
 	cur := o.cur.DeepCopyObject().(client.Object)
-	return retry.RetryOnConflict(Backoff, func() error {
+	return retry.RetryOnConflict(backoff, func() error {
 		next, err := ch.onto(cur)
 		if err != nil {
 			return err
