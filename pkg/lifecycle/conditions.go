@@ -83,3 +83,57 @@ func AllReady(conds []metav1.Condition, types ...string) metav1.Condition {
 	}
 	return Condition(nsv1.ConditionReady, true, "", "")
 }
+
+// MergeConditions carries one writer's condition changes onto the
+// conditions another copy of the object holds now. base is what the writer
+// read, want what it means to write, cur the object's conditions at the
+// moment of writing. Per condition type: one the writer added or changed is
+// written over cur's; one it removed is removed; every other type keeps
+// cur's value, whoever wrote it. When the written condition has the status
+// cur already holds, cur's transition time stays (the status did not
+// transition). cur's order is kept; new types follow in want's order. The
+// result is a new slice; cur is not modified.
+func MergeConditions(base, want, cur []metav1.Condition) []metav1.Condition {
+	out := make([]metav1.Condition, 0, len(cur)+len(want))
+	out = append(out, cur...)
+	for _, w := range want {
+		if b := meta.FindStatusCondition(base, w.Type); b != nil && sameCondition(*b, w) {
+			continue // not this writer's change
+		}
+		i := indexOf(out, w.Type)
+		if i < 0 {
+			out = append(out, w)
+			continue
+		}
+		if out[i].Status == w.Status {
+			w.LastTransitionTime = out[i].LastTransitionTime
+		}
+		out[i] = w
+	}
+	for _, b := range base {
+		if meta.FindStatusCondition(want, b.Type) == nil {
+			if i := indexOf(out, b.Type); i >= 0 {
+				out = append(out[:i], out[i+1:]...)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func indexOf(conds []metav1.Condition, t string) int {
+	for i := range conds {
+		if conds[i].Type == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// sameCondition: every field equal, the transition time as an instant.
+func sameCondition(a, b metav1.Condition) bool {
+	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message &&
+		a.ObservedGeneration == b.ObservedGeneration && a.LastTransitionTime.Equal(&b.LastTransitionTime)
+}

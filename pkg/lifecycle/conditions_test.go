@@ -83,3 +83,68 @@ func TestSetConditionKeepsTransitionTime(t *testing.T) {
 		t.Fatalf("status change not recorded: %+v", conds[0])
 	}
 }
+
+func TestMergeConditions(t *testing.T) {
+	t1 := t0.Add(time.Minute)
+	tr := func(ty string, at time.Time) metav1.Condition { return cond(ty, metav1.ConditionTrue, at, "") }
+	fa := func(ty string, at time.Time, msg string) metav1.Condition {
+		return cond(ty, metav1.ConditionFalse, at, msg)
+	}
+	launched, registered, disrupting := nsv1.ConditionLaunched, nsv1.ConditionRegistered, nsv1.ConditionDisrupting
+	list := func(c ...metav1.Condition) []metav1.Condition { return c }
+	tests := []struct {
+		name            string
+		base, want, cur []metav1.Condition
+		out             []metav1.Condition
+	}{
+		{name: "nothing changed, nothing concurrent",
+			base: list(tr(launched, t0)), want: list(tr(launched, t0)), cur: list(tr(launched, t0)),
+			out: list(tr(launched, t0))},
+		{name: "added type joins a condition another writer set meanwhile",
+			base: nil, want: list(tr(launched, t1)), cur: list(tr(disrupting, t0)),
+			out: list(tr(disrupting, t0), tr(launched, t1))},
+		{name: "a condition the writer read but did not touch keeps the newer value",
+			base: list(fa(disrupting, t0, "old")), want: list(fa(disrupting, t0, "old"), tr(registered, t1)),
+			cur: list(tr(disrupting, t1)), out: list(tr(disrupting, t1), tr(registered, t1))},
+		{name: "a condition the writer never saw survives",
+			base: list(tr(launched, t0)), want: list(tr(launched, t0), tr(registered, t1)),
+			cur: list(tr(launched, t0), tr(disrupting, t1)),
+			out: list(tr(launched, t0), tr(disrupting, t1), tr(registered, t1))},
+		{name: "changed type overwrites in place",
+			base: list(fa(launched, t0, "throttled"), tr(disrupting, t0)), want: list(tr(launched, t1), tr(disrupting, t0)),
+			cur: list(fa(launched, t0, "throttled"), tr(disrupting, t0)),
+			out: list(tr(launched, t1), tr(disrupting, t0))},
+		{name: "same status keeps the server's transition time",
+			base: list(fa(launched, t0, "a")), want: list(fa(launched, t1, "b")), cur: list(fa(launched, t0, "c")),
+			out: list(fa(launched, t0, "b"))},
+		{name: "removed type is removed, others stay",
+			base: list(tr(launched, t0), tr(disrupting, t0)), want: list(tr(launched, t0)),
+			cur: list(tr(launched, t0), tr(disrupting, t0), tr(registered, t1)),
+			out: list(tr(launched, t0), tr(registered, t1))},
+		{name: "removing what is already gone is a no-op",
+			base: list(tr(disrupting, t0)), want: nil, cur: list(tr(launched, t1)), out: list(tr(launched, t1))},
+		{name: "all removed is nil", base: list(tr(disrupting, t0)), want: nil, cur: list(tr(disrupting, t0)), out: nil},
+		{name: "instants compare equal across locations",
+			base: list(tr(launched, t0)), want: list(tr(launched, t0.In(time.FixedZone("x", 3600)))),
+			cur: list(fa(launched, t1, "someone else")), out: list(fa(launched, t1, "someone else"))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			curBefore := append([]metav1.Condition(nil), tt.cur...)
+			got := MergeConditions(tt.base, tt.want, tt.cur)
+			if len(got) != len(tt.out) || (tt.out == nil) != (got == nil) {
+				t.Fatalf("got %+v, want %+v", got, tt.out)
+			}
+			for i := range got {
+				if !sameCondition(got[i], tt.out[i]) {
+					t.Fatalf("[%d] got %+v, want %+v", i, got[i], tt.out[i])
+				}
+			}
+			for i := range curBefore {
+				if !sameCondition(curBefore[i], tt.cur[i]) {
+					t.Fatalf("cur was modified: %+v", tt.cur)
+				}
+			}
+		})
+	}
+}

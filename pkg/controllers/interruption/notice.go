@@ -17,6 +17,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	"github.com/nodesmith/nodesmith/pkg/controllers/statuspatch"
 	"github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/interruption/messages"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
@@ -233,9 +234,17 @@ func (d Deps) tightenTermination(ctx context.Context, claim *nsv1.NodeClaim, by 
 }
 
 // patchClaim applies mutate to claim (refreshed from the API server after a
-// conflict) with an optimistic lock, to its status when status is set.
+// conflict) with an optimistic lock, to its status when status is set (through
+// statuspatch, which re-applies the status change to the fresh copy).
 // claim is left holding the written object.
 func (d Deps) patchClaim(ctx context.Context, claim *nsv1.NodeClaim, status bool, mutate func(*nsv1.NodeClaim) bool) error {
+	if status {
+		base := claim.DeepCopy()
+		if !mutate(claim) {
+			return nil
+		}
+		return client.IgnoreNotFound(statuspatch.Patch(ctx, d.Kube, base, claim, statuspatch.ReadFrom(d.fresh())))
+	}
 	first := true
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if !first {
@@ -248,13 +257,7 @@ func (d Deps) patchClaim(ctx context.Context, claim *nsv1.NodeClaim, status bool
 		if !mutate(claim) {
 			return nil
 		}
-		patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
-		var err error
-		if status {
-			err = d.Kube.Status().Patch(ctx, claim, patch)
-		} else {
-			err = d.Kube.Patch(ctx, claim, patch)
-		}
+		err := d.Kube.Patch(ctx, claim, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 		if apierrors.IsNotFound(err) {
 			return nil
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	"github.com/nodesmith/nodesmith/pkg/controllers/statuspatch"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
@@ -153,18 +154,22 @@ func (c *Controller) persist(ctx context.Context, base, claim *nsv1.NodeClaim) e
 }
 
 // Persist writes claim's label, annotation and status changes since base.
-// Each patch's response overwrites the object, so the wanted status is kept
-// aside.
+// The status goes through statuspatch, so a condition another controller
+// set since base was read (the interruption handler's Disrupting) is kept.
+// The metadata patch's response overwrites the object, so the wanted status
+// is kept aside, and the response is the copy the status patch is locked on.
 func Persist(ctx context.Context, kube client.Client, base, claim *nsv1.NodeClaim) error {
 	status := claim.Status.DeepCopy()
+	var onto []statuspatch.Option
 	if !equality.Semantic.DeepEqual(base.Labels, claim.Labels) || !equality.Semantic.DeepEqual(base.Annotations, claim.Annotations) {
 		if err := kube.Patch(ctx, claim, client.MergeFrom(base)); err != nil {
 			return client.IgnoreNotFound(fmt.Errorf("patching nodeclaim %s metadata: %w", claim.Name, err))
 		}
+		onto = append(onto, statuspatch.Onto(claim.DeepCopy()))
 		claim.Status = *status
 	}
 	if !equality.Semantic.DeepEqual(base.Status, claim.Status) {
-		if err := kube.Status().Patch(ctx, claim, client.MergeFrom(base)); err != nil {
+		if err := statuspatch.Patch(ctx, kube, base, claim, onto...); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}

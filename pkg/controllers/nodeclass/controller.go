@@ -14,6 +14,7 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
+	"github.com/nodesmith/nodesmith/pkg/controllers/statuspatch"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/operator"
 	"github.com/nodesmith/nodesmith/pkg/providers/aws"
@@ -77,7 +78,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.recorder.Publish(events.Warning(nc, re.Reason, "Resolve", re.Message))
 	}
 	if !equality.Semantic.DeepEqual(base.Status, nc.Status) {
-		if perr := c.kube.Status().Patch(ctx, nc, client.MergeFrom(base)); perr != nil {
+		if perr := statuspatch.Patch(ctx, c.kube, base, nc); perr != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching EC2NodeClass %s status: %w", nc.Name, perr))
 		}
 	}

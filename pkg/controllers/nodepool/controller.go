@@ -18,6 +18,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/controllers/statuspatch"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
@@ -135,7 +136,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if equality.Semantic.DeepEqual(base.Status, pool.Status) {
 		return reconcile.Result{RequeueAfter: revalidate}, nil
 	}
-	if err := c.kube.Status().Patch(ctx, pool, client.MergeFrom(base)); err != nil {
+	if err := statuspatch.Patch(ctx, c.kube, base, pool); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nodepool %s status: %w", pool.Name, err))
 	}
 	return reconcile.Result{RequeueAfter: revalidate}, nil

@@ -17,6 +17,7 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	"github.com/nodesmith/nodesmith/pkg/controllers/statuspatch"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/operator"
 )
@@ -108,7 +109,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		base := claim.DeepCopy()
 		claim.Status.LastPodEventTime = metav1.NewTime(now)
-		if err := c.kube.Status().Patch(ctx, claim, client.MergeFrom(base)); err != nil {
+		if err := statuspatch.Patch(ctx, c.kube, base, claim); err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("stamping the last pod event of nodeclaim %s: %w", claim.Name, err))
 		}
 	}
