@@ -1,10 +1,12 @@
 package scheduling
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 )
@@ -280,5 +282,27 @@ func TestExplainNamesAnUnusableTopologyKey(t *testing.T) {
 	}
 	if !strings.Contains(ex.Unschedulable, "its nodes have no rack label") {
 		t.Errorf("unschedulable %q", ex.Unschedulable)
+	}
+}
+
+// BenchmarkSolveCapacityTypeSpread: the mixed benchmark workload with a
+// capacity-type spread (maxSkew 1) added to every fifth pod, so the
+// per-value quotas, claim pinning and the final-state reconcile run at
+// scale; the plan is held to the checker.
+func BenchmarkSolveCapacityTypeSpread(b *testing.B) {
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			pods := mixedPods(n, 42)
+			for i, p := range pods {
+				if i%5 == 0 {
+					p.Labels["ct-group"] = fmt.Sprint(i % 3)
+					p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
+						MaxSkew: 1, TopologyKey: nsv1.LabelCapacityType, WhenUnsatisfiable: corev1.DoNotSchedule,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"ct-group": p.Labels["ct-group"]}},
+					})
+				}
+			}
+			runSolveBench(b, benchTypes(400), pods, false)
+		})
 	}
 }
