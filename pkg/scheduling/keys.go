@@ -136,6 +136,15 @@ func (s *solver) classifyKey(p *pool, vk *valueKey) keySrc {
 	return src
 }
 
+// src is where the pool's nodes get key ki's value from (absent for a key
+// that appeared after initKeys, which no pod's rule can have).
+func (p *pool) src(ki int) keySrc {
+	if ki < len(p.keySrcs) {
+		return p.keySrcs[ki]
+	}
+	return keySrc{kind: srcAbsent}
+}
+
 // typeLabel is instance type pt's value of key.
 func typeLabel(pt *poolType, key string) (string, bool) {
 	if v, ok := pt.it.Labels[key]; ok {
@@ -233,7 +242,7 @@ func (s *solver) binVals(p *pool) []int32 {
 	}
 	out := make([]int32, len(s.topo.keys))
 	for i := range s.topo.keys {
-		switch src := p.keySrcs[i]; src.kind {
+		switch src := p.src(i); src.kind {
 		case srcFixed:
 			out[i] = src.val
 		case srcAbsent, srcOpen:
@@ -248,7 +257,7 @@ func (s *solver) binVals(p *pool) []int32 {
 // listValues is the values a srcList key may take for fit f: the pool's
 // list narrowed by the pod's own requirement on the key.
 func (s *solver) listValues(p *pool, f *poolFit, ki int) []int32 {
-	src := p.keySrcs[ki]
+	src := p.src(ki)
 	r := f.custom.Get(s.topo.keys[ki].name)
 	if r == nil {
 		return src.list
@@ -265,7 +274,7 @@ func (s *solver) listValues(p *pool, f *poolFit, ki int) []int32 {
 // poolValues calls emit for every value of key ki a node of pool p could
 // have for fit f, with the price of an offering giving it.
 func (s *solver) poolValues(p *pool, f *poolFit, ki int, emit func(val int32, price float64)) {
-	src := p.keySrcs[ki]
+	src := p.src(ki)
 	if src.kind == srcAbsent || src.kind == srcOpen {
 		return
 	}
@@ -375,7 +384,7 @@ func (s *solver) keyFitReason(p *pool, v *variant) string {
 		if k.g.scope != scopeOther || need&(1<<k.g.vk.ix) == 0 {
 			continue
 		}
-		switch p.keySrcs[k.g.vk.ix].kind {
+		switch p.src(k.g.vk.ix).kind {
 		case srcAbsent:
 			return fmt.Sprintf("pool %q: its nodes have no %s label, which %s needs", p.np.Name, k.g.key, k.text)
 		case srcOpen:
@@ -695,7 +704,7 @@ func (s *solver) pinKeys(b *bin, it *item, mask, grow uint64, custom Requirement
 		if c.keyRel&(1<<ki) == 0 || b.vals[ki] != valUnpinned {
 			continue
 		}
-		src := p.keySrcs[ki]
+		src := p.src(ki)
 		var cands []int32
 		price := map[int32]float64{}
 		switch src.kind {
@@ -813,7 +822,7 @@ func (s *solver) typeQuotaOK(p *pool, ti int, it *item) bool {
 		return true
 	}
 	for ki, vk := range s.topo.keys {
-		if it.c.keyRel&(1<<ki) == 0 || p.keySrcs[ki].kind != srcType {
+		if it.c.keyRel&(1<<ki) == 0 || p.src(ki).kind != srcType {
 			continue
 		}
 		v, ok := typeLabel(p.types[ti], vk.name)
@@ -833,7 +842,7 @@ func (s *solver) typeQuotaOK(p *pool, ti int, it *item) bool {
 // the value its node will have (a single-valued requirement is a label).
 func (s *solver) addPinnedTypeLabels(b *bin, reqs Requirements) {
 	for ki, vk := range s.topo.keys {
-		if val := b.val(ki); val >= 0 && b.p.keySrcs[ki].kind == srcType && vk.name != corev1.LabelInstanceTypeStable {
+		if val := b.val(ki); val >= 0 && b.p.src(ki).kind == srcType && vk.name != corev1.LabelInstanceTypeStable {
 			reqs.Add(NewRequirement(vk.name, corev1.NodeSelectorOpIn, vk.vals[val]))
 		}
 	}
@@ -846,7 +855,7 @@ func (s *solver) typePinned(p *pool, it *item) bool {
 		return false
 	}
 	for ki := range s.topo.keys {
-		if it.c.keyRel&(1<<ki) != 0 && p.keySrcs[ki].kind == srcType {
+		if it.c.keyRel&(1<<ki) != 0 && p.src(ki).kind == srcType {
 			return true
 		}
 	}
