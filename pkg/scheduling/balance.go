@@ -32,7 +32,7 @@ func (s *solver) markBalanced() {
 		for _, v := range c.variants {
 			for _, k := range v.constraints {
 				g := k.g
-				if k.kind != kindSpread || !k.required || g.scope != scopeZone {
+				if k.kind != kindSpread || !k.required || g.scope == scopeHostname {
 					continue
 				}
 				if !g.balanced || k.maxSkew < g.skew {
@@ -41,14 +41,14 @@ func (s *solver) markBalanced() {
 				g.minDomains = max(g.minDomains, k.minDomains)
 				g.balanced = true
 				if g.dom == nil {
-					g.dom = make([]bool, len(s.topo.zones))
+					g.dom = make([]bool, g.size())
 				}
 			}
 		}
 	}
 	for _, c := range s.classes {
 		for _, gi := range c.matches {
-			if g := s.topo.groups[gi]; g.balanced {
+			if g := s.topo.groups[gi]; g.balanced && g.scope == scopeZone {
 				c.balanced = append(c.balanced, g)
 			}
 		}
@@ -68,7 +68,11 @@ func (s *solver) widenDomains(active []*podClass, r int) {
 			if k.kind != kindSpread || !k.required || !k.g.balanced {
 				continue
 			}
-			for z, in := range s.domains(c, v, k.honorTaints) {
+			dom := s.domains(c, v, k.honorTaints, k.ignoreAffinity)
+			if k.g.scope == scopeOther {
+				dom, _ = s.keyValues(c, v, k.g.vk.ix, true, k.honorTaints, k.ignoreAffinity)
+			}
+			for z, in := range dom {
 				if in {
 					k.g.dom[z] = true
 				}
@@ -218,11 +222,12 @@ func (s *solver) planZones(c *podClass, v *variant) {
 	var dom []bool
 	ndom := int32(0)
 	if len(spreads) > 0 {
-		honor := true
+		honor, ignoreAffinity := true, false
 		for _, k := range spreads {
 			honor = honor && k.honorTaints
+			ignoreAffinity = ignoreAffinity || k.ignoreAffinity
 		}
-		dom = s.domains(c, v, honor)
+		dom = s.domains(c, v, honor, ignoreAffinity)
 		for _, in := range dom {
 			if in {
 				ndom++
@@ -305,7 +310,7 @@ func (s *solver) planZones(c *podClass, v *variant) {
 // of balance.
 func (s *solver) repairBalance(active []*podClass, r int) {
 	for _, g := range s.topo.groups {
-		if !g.balanced {
+		if !g.balanced || g.scope != scopeZone {
 			continue
 		}
 		var members []*podClass

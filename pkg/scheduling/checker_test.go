@@ -31,6 +31,14 @@ type checkNode struct {
 	// zones a claim may launch in (every zone of its options); nil for
 	// existing nodes, whose zone label is fixed.
 	zones []string
+	// alts are the values of every label over a claim's options (a claim
+	// whose options span several instance types may get any of their
+	// labels); nil for existing nodes.
+	alts map[string][]string
+	// nOpts is the claim's option count; hasKey counts the options with
+	// each label.
+	nOpts  int
+	hasKey map[string]int
 }
 
 func untolerated(taints []corev1.Taint, tol []corev1.Toleration) (corev1.Taint, bool) {
@@ -126,6 +134,8 @@ func planViolations(in Input, plan *Plan) []string {
 		}
 		launchedNodes[c.NodePool]++
 		maxCap := corev1.ResourceList{}
+		alts := map[string][]string{}
+		hasKey := map[string]int{}
 		for i, o := range c.Options {
 			if i > 0 && o.Price < c.Options[i-1].Price {
 				fail("claim %s options not price-ordered", c.Name)
@@ -161,6 +171,12 @@ func planViolations(in Input, plan *Plan) []string {
 			}
 			for k, v := range c.Labels {
 				lbls[k] = v
+			}
+			for k, v := range lbls {
+				hasKey[k]++
+				if !containsString(alts[k], v) {
+					alts[k] = append(alts[k], v)
+				}
 			}
 			if !np.Requirements.Matches(lbls) {
 				// Requirements.Matches is the algebra under test elsewhere; here
@@ -204,6 +220,9 @@ func planViolations(in Input, plan *Plan) []string {
 					maxCap[name] = q.DeepCopy()
 				}
 			}
+		}
+		if cn := nodes[c.Name]; cn != nil {
+			cn.alts, cn.hasKey, cn.nOpts = alts, hasKey, len(c.Options)
 		}
 		errs = append(errs, flexViolations(in, np, c, maxOpts)...)
 		errs = append(errs, ceilingViolations(in, np, c)...)
@@ -361,6 +380,12 @@ func flexViolations(in Input, np *NodePool, c *ClaimPlan, maxOpts int) []string 
 	if spot >= floor {
 		return errs
 	}
+	// A claim pinned to one value of an instance-type label some pod's
+	// topology rule uses (instance type, architecture, …) has the options
+	// of those types only; the floor over every type does not apply.
+	if typeKeyPinned(in, c) {
+		return errs
+	}
 	// A claim in one zone (its pods are counted by a zone rule) is held to
 	// what each pod alone has in that zone.
 	zone := c.Options[0].Zone
@@ -375,6 +400,48 @@ func flexViolations(in Input, np *NodePool, c *ClaimPlan, maxOpts int) []string 
 		}
 	}
 	return append(errs, fmt.Sprintf("claim %s of %d pods has %d spot options although each of its pods alone has at least %d", c.Name, len(c.Pods), spot, floor))
+}
+
+// typeKeyPinned reports whether every option of claim c has the same
+// value of an instance-type label that some pending pod uses as a
+// topology key.
+func typeKeyPinned(in Input, c *ClaimPlan) bool {
+	keys := map[string]bool{}
+	for _, p := range in.Pods {
+		for _, tsc := range p.Spec.TopologySpreadConstraints {
+			keys[tsc.TopologyKey] = true
+		}
+		if a := p.Spec.Affinity; a != nil {
+			for _, pa := range []*corev1.PodAffinity{a.PodAffinity} {
+				if pa != nil {
+					for _, t := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+						keys[t.TopologyKey] = true
+					}
+				}
+			}
+			if aa := a.PodAntiAffinity; aa != nil {
+				for _, t := range aa.RequiredDuringSchedulingIgnoredDuringExecution {
+					keys[t.TopologyKey] = true
+				}
+			}
+		}
+	}
+	for k := range keys {
+		if k == corev1.LabelTopologyZone || k == corev1.LabelHostname || k == nsv1.LabelCapacityType {
+			continue
+		}
+		v, ok := c.Options[0].InstanceType.Labels[k]
+		same := ok
+		for _, o := range c.Options {
+			if w, ok := o.InstanceType.Labels[k]; !ok || w != v {
+				same = false
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
 }
 
 // zoneBound reports whether a pod's zone or its preferences narrow where it

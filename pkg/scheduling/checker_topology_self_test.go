@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"sort"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,29 @@ func handClaim(t *testing.T, np *NodePool, name, typ string, zones []string, pod
 			}
 		}
 	}
+	return c
+}
+
+// handClaimOf is handClaim with the options of capacity type ct and of
+// every type in typs.
+func handClaimOf(t *testing.T, np *NodePool, name, ct string, typs []string, zones []string, pods ...*corev1.Pod) *ClaimPlan {
+	t.Helper()
+	c := &ClaimPlan{Name: name, NodePool: np.Name, Pods: pods}
+	for _, typ := range typs {
+		for _, it := range np.InstanceTypes {
+			if it.Name != typ {
+				continue
+			}
+			for _, z := range zones {
+				for _, o := range it.Offerings {
+					if o.Zone == z && o.CapacityType == ct {
+						c.Options = append(c.Options, LaunchOption{InstanceType: it, Zone: z, CapacityType: ct, Price: o.Price})
+					}
+				}
+			}
+		}
+	}
+	sort.SliceStable(c.Options, func(i, j int) bool { return c.Options[i].Price < c.Options[j].Price })
 	return c
 }
 
@@ -90,6 +114,51 @@ func TestCheckerJudgesTheFinalState(t *testing.T) {
 			in := Input{Pods: []*corev1.Pod{web}, Nodes: []*ExistingNode{n}, NodePools: []*NodePool{np}}
 			return in, &Plan{Nominations: []Nomination{{Pod: web, Node: "n1"}}}
 		}, "other matching pods there"},
+		{"capacity-type spread counts every matching pod per capacity type", func(np *NodePool) (Input, *Plan) {
+			spreader := mkPod("s", "100m", "100Mi", withLabel("my-label", "b"), withSpreadOver(nsv1.LabelCapacityType, "b"))
+			plain := pods(3, "b", "100m", "100Mi", withLabel("my-label", "b"))
+			in := Input{Pods: append([]*corev1.Pod{spreader}, plain...), NodePools: []*NodePool{np}}
+			return in, &Plan{NewClaims: []*ClaimPlan{
+				handClaimOf(t, np, "c1", nsv1.CapacityTypeSpot, []string{"m.2x"}, zoneA, spreader, plain[0], plain[1]),
+				handClaimOf(t, np, "c2", nsv1.CapacityTypeOnDemand, []string{"m.1x"}, zoneA, plain[2]),
+			}}
+		}, "skew 2 > 1"},
+		{"capacity-type spread split evenly", func(np *NodePool) (Input, *Plan) {
+			spreader := mkPod("s", "100m", "100Mi", withLabel("my-label", "b"), withSpreadOver(nsv1.LabelCapacityType, "b"))
+			plain := pods(3, "b", "100m", "100Mi", withLabel("my-label", "b"))
+			// A floor of one spot option: the hand-made claim lists few.
+			in := Input{Pods: append([]*corev1.Pod{spreader}, plain...), NodePools: []*NodePool{np}, Options: Options{MinSpotOptions: 1}}
+			return in, &Plan{NewClaims: []*ClaimPlan{
+				handClaimOf(t, np, "c1", nsv1.CapacityTypeSpot, []string{"m.2x"}, both, spreader, plain[0]),
+				handClaimOf(t, np, "c2", nsv1.CapacityTypeOnDemand, []string{"m.1x"}, zoneA, plain[1], plain[2]),
+			}}
+		}, ""},
+		{"a claim spanning instance types may not hold a pod an instance-type rule counts", func(np *NodePool) (Input, *Plan) {
+			db := pods(2, "db", "100m", "100Mi", withLabel("app", "db"), withAnti(corev1.LabelInstanceTypeStable, "db"))
+			in := Input{Pods: db, NodePools: []*NodePool{np}}
+			return in, &Plan{NewClaims: []*ClaimPlan{
+				handClaimOf(t, np, "c1", nsv1.CapacityTypeOnDemand, []string{"m.1x", "m.2x"}, zoneA, db[0]),
+				handClaimOf(t, np, "c2", nsv1.CapacityTypeOnDemand, []string{"m.4x"}, zoneA, db[1]),
+			}}
+		}, "node.kubernetes.io/instance-type values"},
+		{"instance-type anti-affinity on one type twice", func(np *NodePool) (Input, *Plan) {
+			db := pods(2, "db", "100m", "100Mi", withLabel("app", "db"), withAnti(corev1.LabelInstanceTypeStable, "db"))
+			in := Input{Pods: db, NodePools: []*NodePool{np}}
+			return in, &Plan{NewClaims: []*ClaimPlan{
+				handClaimOf(t, np, "c1", nsv1.CapacityTypeOnDemand, []string{"m.2x"}, zoneA, db[0]),
+				handClaimOf(t, np, "c2", nsv1.CapacityTypeOnDemand, []string{"m.2x"}, zoneB, db[1]),
+			}}
+		}, "other matching pods there"},
+		{"custom-label spread over two pools' template labels", func(np *NodePool) (Input, *Plan) {
+			np.Labels["team"] = "a"
+			spreader := pods(3, "s", "100m", "100Mi", withLabel("my-label", "b"), withSpreadOver("team", "b"))
+			in := Input{Pods: spreader, NodePools: []*NodePool{np}, Nodes: []*ExistingNode{func() *ExistingNode {
+				n := mkNode("n1", "zone-a", "4", "8Gi")
+				n.Labels["team"] = "b"
+				return n
+			}()}}
+			return in, &Plan{NewClaims: []*ClaimPlan{handClaimOf(t, np, "c1", nsv1.CapacityTypeOnDemand, []string{"m.2x"}, zoneA, spreader...)}}
+		}, "skew 3 > 1"},
 		{"pod affinity to pods that are not placed", func(np *NodePool) (Input, *Plan) {
 			follower := mkPod("f", "100m", "100Mi", withAffinity(corev1.LabelTopologyZone, "db"))
 			db := mkPod("db", "100m", "100Mi", withLabel("app", "db"))

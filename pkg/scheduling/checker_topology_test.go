@@ -91,14 +91,35 @@ type topoChecker struct {
 
 func (tc *topoChecker) fail(f string, a ...any) { tc.errs = append(tc.errs, fmt.Sprintf(f, a...)) }
 
-// domainOf is the node's value of key; for a claim spanning zones the
-// zone is unknown (ok, but pinned false).
+// domainOf is the node's value of key; for a claim whose options give
+// the key several values (zones, instance types and their labels) the
+// value is unknown (ok, but pinned false). A claim whose options give
+// the label to some types only may also launch without it: unknown too.
 func domainOf(cn *checkNode, key string) (v string, ok, pinned bool) {
 	v, ok = cn.node.Labels[key]
-	if key == corev1.LabelTopologyZone && len(cn.zones) > 1 {
+	if key == corev1.LabelHostname || cn.alts == nil {
+		return v, ok, true
+	}
+	if vals := cn.alts[key]; len(vals) > 1 || len(vals) == 1 && !cn.allOptionsHave(key) {
 		return v, ok, false
 	}
 	return v, ok, true
+}
+
+// allOptionsHave reports whether every option of a claim has label key.
+func (cn *checkNode) allOptionsHave(key string) bool {
+	return cn.nOpts == 0 || cn.hasKey[key] == cn.nOpts
+}
+
+// domainsOf is every value key may take on the node.
+func domainsOf(cn *checkNode, key string) []string {
+	if v, ok, pinned := domainOf(cn, key); pinned {
+		if ok {
+			return []string{v}
+		}
+		return nil
+	}
+	return cn.alts[key]
 }
 
 // count tallies the pods in namespaces (nil: all) matching sel per domain of
@@ -113,15 +134,11 @@ func (tc *topoChecker) count(id string, key string, namespaces []string, sel lab
 			continue
 		}
 		dv, ok, pinned := domainOf(cn, key)
-		if !ok {
+		if !ok && pinned {
 			continue
 		}
-		if pinned {
-			t.domains[dv] = true
-		} else {
-			for _, z := range cn.zones {
-				t.domains[z] = true
-			}
+		for _, d := range domainsOf(cn, key) {
+			t.domains[d] = true
 		}
 		for _, q := range cn.pods {
 			if namespaces != nil && !containsString(namespaces, q.Namespace) || !sel.Matches(labels.Set(q.Labels)) {
@@ -131,7 +148,7 @@ func (tc *topoChecker) count(id string, key string, namespaces []string, sel lab
 			if !pinned {
 				if k := cn.name + "|" + what; !tc.flaked[k] {
 					tc.flaked[k] = true
-					tc.fail("claim %s may launch in zones %v but holds pod %s, which %s counts", cn.name, cn.zones, q.Name, what)
+					tc.fail("claim %s may launch in %s %v but holds pod %s, which %s counts", cn.name, keyNoun(key), domainsOf(cn, key), q.Name, what)
 				}
 				continue
 			}
@@ -193,7 +210,7 @@ func (tc *topoChecker) checkTerm(cn *checkNode, p *corev1.Pod, term corev1.PodAf
 	t := tc.count(strings.Join([]string{"term", term.TopologyKey, strings.Join(ns, ","), sel.String()}, "|"), term.TopologyKey, ns, sel, nil, what)
 	dv, ok, pinned := domainOf(cn, term.TopologyKey)
 	if !pinned && fresh {
-		tc.fail("pod %s with %s is on claim %s, which may launch in zones %v", p.Name, what, cn.name, cn.zones)
+		tc.fail("pod %s with %s is on claim %s, which may launch in %s %v", p.Name, what, cn.name, keyNoun(term.TopologyKey), domainsOf(cn, term.TopologyKey))
 		return
 	}
 	self := 0
@@ -263,7 +280,7 @@ func (tc *topoChecker) checkSpread(cn *checkNode, p *corev1.Pod, sc corev1.Topol
 		return
 	}
 	if !pinned {
-		tc.fail("pod %s with %s is on claim %s, which may launch in zones %v", p.Name, what, cn.name, cn.zones)
+		tc.fail("pod %s with %s is on claim %s, which may launch in %s %v", p.Name, what, cn.name, keyNoun(sc.TopologyKey), domainsOf(cn, sc.TopologyKey))
 		return
 	}
 	self := 0
@@ -294,6 +311,15 @@ func (tc *topoChecker) checkSpread(cn *checkNode, p *corev1.Pod, sc corev1.Topol
 		}
 		tc.fail("%s of %s in %s: skew %d > %d (%v)", what, p.Name, dv, skew, sc.MaxSkew, ds)
 	}
+}
+
+// keyNoun names the domains of key in reports ("zones" for the zone key,
+// which existing reports and tests use).
+func keyNoun(key string) string {
+	if key == corev1.LabelTopologyZone {
+		return "zones"
+	}
+	return key + " values"
 }
 
 func nodeAffinityOf(p *corev1.Pod) any {

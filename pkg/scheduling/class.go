@@ -31,6 +31,9 @@ type podClass struct {
 	balanced []*group
 	// affine: the class has a required pod affinity term.
 	affine bool
+	// keyRel is the set of topology.keys the class is concerned with: a
+	// group on the key counts it, or it has a rule on the key.
+	keyRel uint64
 	// affinity is rep's required node affinity, built on first use: the
 	// solver matches it against every node, thousands of times a cycle.
 	affinity *nodeaffinity.RequiredNodeAffinity

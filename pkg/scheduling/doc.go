@@ -32,9 +32,9 @@
 //     type's allocatable minus the DaemonSet overhead of that pool and type.
 //     The first failing check becomes the explanation. Classes with the
 //     same node requirements, tolerations and requests share one fit.
-//  4. Topology (balance.go, topology.go). Spread, affinity and
-//     anti-affinity terms become groups counted per zone and per
-//     node/claim; every pod a group's selector matches counts in it —
+//  4. Topology (balance.go, topology.go, keys.go). Spread, affinity and
+//     anti-affinity terms become groups counted per zone, per node/claim
+//     or per value of another key; every pod a group's selector matches counts in it —
 //     pending, planned, on existing nodes and in-flight claims — as
 //     kube-scheduler counts it. kube-scheduler binds pods one at a time
 //     in an order we do not control and ignores nominations, so a plan
@@ -56,6 +56,22 @@
 //     so no pod the selector matches can push one past its maxSkew (the
 //     minimum over nodes is taken as 0); hostname anti-affinity is
 //     checked both ways as pods are added;
+//     - any other topology key (keys.go) — the capacity type, an
+//     instance-type label (instance type, architecture, …), a label a
+//     NodePool's template or requirements set — counts per value. Its
+//     domains are the values the pools a pod may use can produce
+//     (requirements ∩ offerings) plus those of existing nodes, filtered
+//     by nodeAffinityPolicy and nodeTaintsPolicy (Honor and Ignore by
+//     default, as in kube-scheduler); minDomains makes the minimum 0 when
+//     there are fewer. Spreads water-fill per-value quotas like zone
+//     spreads; anti-affinity forbids values holding a matching pod,
+//     affinity keeps to values holding one. A claim takes a value when its
+//     first pod the key concerns joins it: its slots narrow to one
+//     capacity type, its types to those with its target type's label
+//     value, or its requirements to one value of the pool's list. A pool
+//     whose nodes would have no value (no such label, or a requirement
+//     such as Exists that lists none) cannot take a pod whose required
+//     spread or affinity needs the key, and says so;
 //     - after packing, pods are taken back where the final state still
 //     breaks a rule: the newest pod a balanced group counts in a zone
 //     ahead of its emptiest by more than maxSkew, and pods whose
@@ -162,13 +178,13 @@
 // tiny catalogs and by strong duality on the real one. The benchmarks
 // report both ratios.
 //
-// Known limits: topology keys other than hostname and zone are not
-// supported for required constraints (the pod is reported unschedulable);
-// namespace selectors in pod affinity terms are read as "all namespaces";
-// a zone spread counts matching pods on every node, not only on nodes
-// that match the spreading pod's own node affinity (kube-scheduler's
-// nodeAffinityPolicy Honor), so a spreading pod whose node affinity
+// Known limits: namespace selectors in pod affinity terms are read as
+// "all namespaces"; a spread counts matching pods on every node, not only
+// on nodes that match the spreading pod's own node affinity (its domains
+// do follow nodeAffinityPolicy), so a spreading pod whose node affinity
 // excludes nodes the group's other pods use may be judged on a minimum
-// kube-scheduler does not see; at most 64 (zone, capacity type) pairs per
-// solve.
+// kube-scheduler does not see; a topology key that no NodePool gives a
+// known value (no such label, or a requirement listing no values) can
+// only be met by existing nodes that carry it; at most 64 (zone, capacity
+// type) pairs and 64 topology keys besides zone and hostname per solve.
 package scheduling

@@ -57,6 +57,8 @@ func (s *solver) cachedFit(c *podClass, v *variant, p *pool) *poolFit {
 	b.WriteByte('|')
 	b.WriteString(v.unsupported)
 	b.WriteByte('|')
+	b.WriteString(s.keyFitReason(p, v))
+	b.WriteByte('|')
 	for _, x := range c.req {
 		b.WriteString(strconv.FormatInt(x, 36))
 		b.WriteByte(',')
@@ -110,6 +112,10 @@ func (s *solver) fitPool(c *podClass, v *variant, p *pool) *poolFit {
 	}
 	if v.unsupported != "" {
 		f.reason = fmt.Sprintf("pool %q: %s", p.np.Name, v.unsupported)
+		return f
+	}
+	if r := s.keyFitReason(p, v); r != "" {
+		f.reason = r
 		return f
 	}
 	f.slots = p.slots

@@ -170,6 +170,15 @@ func (s *solver) flexTargets(p *pool, set bitset, slots uint64) ([]bool, []bool)
 // the type keeps the floors (see buildFlexTargets), or no type that keeps
 // them can take one pod of it.
 func (s *solver) targetOK(p *pool, ti int, it *item) bool {
+	if !s.typeQuotaOK(p, ti, it) {
+		return false
+	}
+	if s.typePinned(p, it) {
+		// Its claims keep the types of one value of an instance-type
+		// label: the pool's floors over every type do not apply (flexOK
+		// holds them to what those types give).
+		return true
+	}
 	if !it.flexDone {
 		s.itemFlex(p, it)
 	}

@@ -221,6 +221,7 @@ func (s *solver) claimOptions(b *bin, ctSlots uint64, within func(*poolType) boo
 	}
 	reqs.Add(NewRequirement(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, zones...))
 	reqs.Add(NewRequirement(nsv1.LabelCapacityType, corev1.NodeSelectorOpIn, ct))
+	s.addPinnedTypeLabels(b, reqs)
 	for _, k := range reqs.Keys() {
 		r := reqs[k]
 		if r.MinValues == nil {

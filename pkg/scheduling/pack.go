@@ -51,6 +51,7 @@ type bin struct {
 func (s *solver) newBin(p *pool, it *item, target int) *bin {
 	b := &bin{id: len(s.bins), p: p, used: make(vec, s.d.n()), types: append(bitset(nil), it.f.types...), slots: it.f.slots, target: target, cur: -1, flex: flexState{needOpts: -1}}
 	b.zone = -1
+	b.vals = s.binVals(p)
 	s.bins = append(s.bins, b)
 	return b
 }
@@ -130,15 +131,38 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 	if !b.used.fitsWith(it.c.req, p.types[limitType].alloc) {
 		return false
 	}
-	if !s.canHost(it.c, it.v, &b.host, z) {
-		return false
-	}
 	var custom Requirements
 	if it.f.sig != b.sig {
 		custom = b.custom.Intersect(it.f.custom)
 		if custom.Satisfiable() != nil {
 			return false
 		}
+	}
+	// Topology keys other than zone and hostname: the bin takes a value of
+	// each the pod is concerned with (keys.go) before its rules are checked.
+	var pinTypes bitset
+	var pinned uint64
+	if it.c.keyRel != 0 {
+		base := custom
+		if base == nil {
+			base = b.custom
+		}
+		m, pt, cr, pn, ok := s.pinKeys(b, it, mask, grow, base)
+		if !ok {
+			return false
+		}
+		mask, pinTypes, pinned = m, pt, pn
+		if cr != nil && pn != 0 {
+			custom = cr
+		}
+		if pinTypes != nil && !pinTypes.has(b.target) {
+			b.unpin(pinned)
+			return false
+		}
+	}
+	if !s.canHost(it.c, it.v, &b.host, z) {
+		b.unpin(pinned)
+		return false
 	}
 	// Find the cheapest type that still fits, within the bin's types and slots.
 	newTypes := b.types
@@ -148,7 +172,7 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 	}
 	for ; cur < len(p.types); cur++ {
 		pt := p.types[cur]
-		if !newTypes.has(cur) || !it.f.types.has(cur) || pt.slots&mask == 0 {
+		if !newTypes.has(cur) || !it.f.types.has(cur) || pt.slots&mask == 0 || pinTypes != nil && !pinTypes.has(cur) {
 			continue
 		}
 		if b.used.fitsWith(it.c.req, pt.alloc) {
@@ -156,21 +180,35 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 		}
 	}
 	if cur == len(p.types) {
+		b.unpin(pinned)
 		return false
 	}
-	// Not a failure of the pod: it goes to another claim.
-	if !s.flexOK(b, it.f, mask, it.c.req) {
+	// Not a failure of the pod: it goes to another claim. A bin pinned to
+	// the types of one instance-type label value is held to the floors
+	// those types can give.
+	flexFit := it.f
+	if pinTypes != nil {
+		narrowed := *it.f
+		narrowed.types = append(bitset(nil), it.f.types...)
+		for w := range narrowed.types {
+			narrowed.types[w] &= pinTypes[w]
+		}
+		flexFit = &narrowed
+	}
+	if !s.flexOK(b, flexFit, mask, it.c.req) {
+		b.unpin(pinned)
 		return false
 	}
 	var charge vec
 	if p.hasLimit {
 		// The pool counts a claim at the largest of the options it will
 		// keep (see limitOptions), not at its cheapest type.
-		charge = s.limitCharge(b, it.f, mask, it.c.req, cur)
+		charge = s.limitCharge(b, flexFit, mask, it.c.req, cur)
 		prev := b.charged()
 		for d := range p.limit {
 			if p.limit[d] >= 0 && charge[d]-prev[d] > p.headroom(d) {
 				it.st.note(fmt.Sprintf("pool %q: limit %s would be exceeded", p.np.Name, s.d.names[d]))
+				b.unpin(pinned)
 				return false
 			}
 		}
@@ -185,6 +223,9 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 	}
 	for w := range b.types {
 		b.types[w] &= it.f.types[w]
+		if pinTypes != nil {
+			b.types[w] &= pinTypes[w]
+		}
 	}
 	b.slots = mask
 	if z >= 0 && b.zone < 0 {
@@ -550,7 +591,7 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 			best, bestCost, bestRatio = ti, cost, ratio
 		}
 	}
-	if best < 0 && allowed != anchor.f.slots {
+	if best < 0 && (allowed != anchor.f.slots || s.typePinned(p, anchor)) {
 		anchor.st.note(s.blocked(p, anchor))
 	} else if best < 0 {
 		anchor.st.note(fmt.Sprintf("pool %q: no instance type within the pool's limits fits", p.np.Name))
@@ -561,10 +602,11 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 // quotaSlots is the (zone, capacity type) slots in zones where the class
 // may still place pods this round (every slot when it has no quota).
 func (s *solver) quotaSlots(st *classState) uint64 {
+	ct := s.quotaCT(st)
 	if st.quota == nil {
-		return math.MaxUint64
+		return math.MaxUint64 &^ ct
 	}
-	return s.slotMask(func(i int) bool { return st.quota[s.slots.zone[i]] != 0 })
+	return s.slotMask(func(i int) bool { return st.quota[s.slots.zone[i]] != 0 }) &^ ct
 }
 
 func intersects(a, b bitset) bool {

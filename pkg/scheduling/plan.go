@@ -15,7 +15,8 @@ func (s *solver) plan() *Plan {
 	for guard := 0; guard < 8; guard++ {
 		for guard2 := 0; guard2 < 64; guard2++ {
 			spread := s.reconcileSpread()
-			if !s.reconcileAffinity() && !spread {
+			keys := s.reconcileKeys()
+			if !s.reconcileAffinity() && !spread && !keys {
 				break
 			}
 		}

@@ -76,6 +76,8 @@ type pool struct {
 	// minValues; flexTargetZone is the same within one zone.
 	flexTarget, flexTargetZone []bool
 	byIt                       map[*catalog.InstanceType]*poolType // built on first use
+	// keySrcs says where the pool's nodes get each topology.keys value.
+	keySrcs []keySrc
 }
 
 // newNodeHostname stands for the unknown hostname of a node not yet launched.

@@ -104,7 +104,7 @@ func randomPods(r *rand.Rand) []*corev1.Pod {
 		mem := []string{"64Mi", "512Mi", "2Gi", "6Gi"}[r.Intn(4)]
 		app := fmt.Sprintf("app-%d", c)
 		tier := fmt.Sprintf("t%d", r.Intn(3))
-		kind := r.Intn(11)
+		kind := r.Intn(15)
 		skew := int32(1 + r.Intn(2))
 		selLabels := map[string]string{"app": app}
 		switch r.Intn(3) {
@@ -143,6 +143,16 @@ func randomPods(r *rand.Rand) []*corev1.Pod {
 				}}}}
 			case 10:
 				p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: corev1.LabelTopologyZone, LabelSelector: sel}}}}
+			case 11:
+				p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: skew, TopologyKey: nsv1.LabelCapacityType, WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: sel}}
+			case 12:
+				p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: corev1.LabelInstanceTypeStable, LabelSelector: sel}}}}
+			case 13:
+				// Only some pools carry a team label (randomPools).
+				p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: skew, TopologyKey: "team", WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: sel}}
+			case 14:
+				p.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: corev1.LabelArchStable, LabelSelector: sel}}}}
+				p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: nsv1.LabelCapacityType, WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: sel, MinDomains: ptr.To(int32(2))}}
 			}
 			out = append(out, p)
 		}
@@ -157,6 +167,10 @@ func randomNodes(r *rand.Rand, types []*catalog.InstanceType) []*ExistingNode {
 		n := &ExistingNode{Name: fmt.Sprintf("node-%d", i), Labels: map[string]string{corev1.LabelHostname: fmt.Sprintf("node-%d", i), corev1.LabelTopologyZone: propZones[r.Intn(3)]}, Allocatable: it.Allocatable(), InFlight: r.Intn(3) == 0}
 		for k, v := range it.Labels {
 			n.Labels[k] = v
+		}
+		n.Labels[nsv1.LabelCapacityType] = []string{nsv1.CapacityTypeSpot, nsv1.CapacityTypeOnDemand}[r.Intn(2)]
+		if r.Intn(2) == 0 {
+			n.Labels["team"] = []string{"a", "b"}[r.Intn(2)]
 		}
 		for j := 0; j < r.Intn(3); j++ {
 			p := pod(fmt.Sprintf("existing-%d-%d", i, j), "100m", "128Mi")

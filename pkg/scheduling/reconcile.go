@@ -17,7 +17,7 @@ func (s *solver) reconcileSpread() bool {
 	skews := map[*group][]int32{}
 	ownerOf := func(c *podClass, z int, delta int32) {
 		for _, k := range c.variants[0].constraints {
-			if k.kind != kindSpread || !k.required || !k.g.balanced {
+			if k.kind != kindSpread || !k.required || !k.g.balanced || k.g.scope != scopeZone {
 				continue
 			}
 			o := owners[k.g]
@@ -61,9 +61,10 @@ func (s *solver) reconcileSpread() bool {
 					continue
 				}
 				why := fmt.Sprintf("topology spread over %s: zone %s would be %d pods ahead of the emptiest zone", g.desc, s.topo.zones[z], g.zone[z]-m)
-				c, ok := s.evictOne(z, func(c *podClass) bool { return belongs(c, g) }, why)
+				in := func(h *host) bool { return h.zone == z }
+				c, ok := s.evictOne(in, func(c *podClass) bool { return belongs(c, g) }, why)
 				if !ok {
-					c, ok = s.evictOne(z, func(c *podClass) bool { return ownsSpread(c, g) }, why)
+					c, ok = s.evictOne(in, func(c *podClass) bool { return ownsSpread(c, g) }, why)
 				}
 				if ok {
 					ownerOf(c, z, -1)
@@ -103,6 +104,10 @@ func (s *solver) reconcileAffinity() bool {
 				}
 			case scopeHostname:
 				here, _ = h.count(k.g.id)
+			case scopeOther:
+				if val := h.val(k.g.vk.ix); val >= 0 {
+					here = k.g.zone[val]
+				}
 			}
 			if here-self > 0 || k.self && k.g.total-self == 0 {
 				continue
@@ -157,14 +162,15 @@ func ownsSpread(c *podClass, g *group) bool {
 	return false
 }
 
-// evictOne takes back the newest pod of a class pick accepts in zone z,
-// from a nomination or else from a new claim, and returns its class.
-func (s *solver) evictOne(z int, pick func(*podClass) bool, why string) (*podClass, bool) {
+// evictOne takes back the newest pod of a class pick accepts on a host
+// in accepts (a zone, a value of a key), from a nomination or else from a
+// new claim, and returns its class.
+func (s *solver) evictOne(in func(*host) bool, pick func(*podClass) bool, why string) (*podClass, bool) {
 	for i := len(s.noms) - 1; i >= 0; i-- {
 		nom := s.noms[i]
 		n := s.nodeByName(nom.Node)
 		c := s.classOf[nom.Pod]
-		if n == nil || n.zone != z || !pick(c) {
+		if n == nil || !in(&n.host) || !pick(c) {
 			continue
 		}
 		st := s.state[c]
@@ -172,12 +178,12 @@ func (s *solver) evictOne(z int, pick func(*podClass) bool, why string) (*podCla
 		st.note(why)
 		n.free.add(c.req)
 		s.noms = append(s.noms[:i], s.noms[i+1:]...)
-		s.uncount(c, &n.host, z)
+		s.uncount(c, &n.host, n.zone)
 		return c, true
 	}
 	for bi := len(s.bins) - 1; bi >= 0; bi-- {
 		b := s.bins[bi]
-		if b.zone != z {
+		if !in(&b.host) {
 			continue
 		}
 		for i := len(b.pods) - 1; i >= 0; i-- {
@@ -191,7 +197,7 @@ func (s *solver) evictOne(z int, pick func(*podClass) bool, why string) (*podCla
 			b.used.sub(c.req)
 			b.pods = append(b.pods[:i], b.pods[i+1:]...)
 			b.podCls = append(b.podCls[:i], b.podCls[i+1:]...)
-			s.uncount(c, &b.host, z)
+			s.uncount(c, &b.host, b.zone)
 			return c, true
 		}
 	}
@@ -202,10 +208,17 @@ func (s *solver) uncount(c *podClass, h *host, z int) {
 	for _, gi := range c.matches {
 		g := s.topo.groups[gi]
 		g.total--
-		if g.scope == scopeZone && z >= 0 {
-			g.zone[z]--
-		} else if g.scope == scopeHostname {
+		switch g.scope {
+		case scopeZone:
+			if z >= 0 {
+				g.zone[z]--
+			}
+		case scopeHostname:
 			h.inc(gi, -1, 0)
+		case scopeOther:
+			if val := h.val(g.vk.ix); val >= 0 {
+				g.zone[val]--
+			}
 		}
 	}
 }

@@ -54,6 +54,11 @@ type classState struct {
 	allowed  []int32
 	nAllowed int
 	why      []string
+	// kq is the class's quota per value of each topology key it is
+	// concerned with this round (as quota; nil: none); kplan marks keys
+	// whose quotas were also added to group.planned.
+	kq    [][]int32
+	kplan uint64
 }
 
 // nodeState is an existing node or in-flight claim as the solver sees it.
@@ -158,19 +163,28 @@ func (s *solver) prepare() error {
 			}
 		}
 	}
+	s.initKeys()
 	// Which groups count each class, and whether any zone group touches it.
 	for _, c := range s.classes {
 		for _, g := range s.topo.groups {
 			if g.matches(c.rep.Namespace, c.rep.Labels) {
 				c.matches = append(c.matches, g.id)
-				if g.scope == scopeZone {
+				switch g.scope {
+				case scopeZone:
 					c.zoneRelevant = true
+				case scopeOther:
+					c.keyRel |= 1 << g.vk.ix
 				}
 			}
 		}
 		for _, v := range c.variants {
 			if v.zoneScoped {
 				c.zoneRelevant = true
+			}
+			for _, k := range v.constraints {
+				if k.g.scope == scopeOther {
+					c.keyRel |= 1 << k.g.vk.ix
+				}
 			}
 		}
 	}
@@ -199,6 +213,7 @@ func (s *solver) buildNodes() error {
 			ns.node.Spec.Taints = append(ns.node.Spec.Taints, t)
 		}
 		ns.zone = s.topo.zoneOf(n.Labels)
+		ns.vals = s.nodeVals(n.Labels)
 		for _, p := range n.Pods {
 			ns.free.sub(s.d.podRequests(p))
 			ns.ports = append(ns.ports, podHostPorts(p)...)
@@ -222,7 +237,7 @@ func (s *solver) countExisting(h *host, p *corev1.Pod) {
 	}
 	for _, term := range p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
 		g, err := s.topo.groupFor(p, term.TopologyKey, term.LabelSelector, term.Namespaces, term.NamespaceSelector, term.MatchLabelKeys, term.MismatchLabelKeys)
-		if err != nil || g.scope == scopeOther {
+		if err != nil {
 			continue
 		}
 		g.hasOwner = true
@@ -239,6 +254,11 @@ func (s *solver) bump(g *group, h *host, n, owners int32) {
 		if h.zone >= 0 {
 			g.zone[h.zone] += n
 			g.owners[h.zone] += owners
+		}
+	case scopeOther:
+		if val := h.val(g.vk.ix); val >= 0 && int(val) < len(g.zone) {
+			g.zone[val] += n
+			g.owners[val] += owners
 		}
 	}
 }
@@ -281,6 +301,7 @@ func (s *solver) round(r int) {
 	}
 	s.widenDomains(active, r)
 	s.planRound(active, r)
+	s.planKeys(active, r)
 	for _, c := range active {
 		s.placeOnNodes(c, c.variants[r])
 	}
@@ -302,6 +323,7 @@ func (s *solver) round(r int) {
 	for _, c := range active {
 		st := s.state[c]
 		st.quota, st.planned, st.allowed = nil, false, nil
+		st.kq, st.kplan = nil, 0
 	}
 }
 
@@ -415,7 +437,7 @@ func (s *solver) canHost(c *podClass, v *variant, h *host, z int) bool {
 	if len(c.ports) > 0 && portsConflict(c.ports, h.ports) {
 		return false
 	}
-	return true
+	return s.keysOK(c, v, h)
 }
 
 // record counts one placed pod of c on h in zone z.
@@ -452,6 +474,7 @@ func (s *solver) record(c *podClass, v *variant, h *host, z int) {
 			}
 		}
 	}
+	s.recordKeys(c, v, h)
 	if len(c.ports) > 0 {
 		h.ports = append(h.ports, c.ports...)
 	}

@@ -392,7 +392,7 @@ func TestSolve(t *testing.T) {
 				}
 			}},
 		{name: "ScheduleAnyway spread never blocks", in: Input{Pods: pods(4, "a", "100m", "100Mi", withSpread(corev1.LabelHostname, 1, corev1.ScheduleAnyway, "web", nil)), NodePools: []*NodePool{mkPool("p", 1, poolLimit(nsv1.ResourceNodes, "1"))}}, claims: 1},
-		{name: "unsupported topology key is named", in: Input{Pods: pods(1, "a", "100m", "100Mi", withSpread("rack", 1, corev1.DoNotSchedule, "web", nil)), NodePools: def()}, unsched: 1, reason: "only kubernetes.io/hostname and topology.kubernetes.io/zone are supported"},
+		{name: "a topology key no pool sets is named", in: Input{Pods: pods(1, "a", "100m", "100Mi", withSpread("rack", 1, corev1.DoNotSchedule, "web", nil)), NodePools: def()}, unsched: 1, reason: `pool "default": its nodes have no rack label, which topology spread maxSkew 1 app=web on rack needs`},
 		// Pod affinity and anti-affinity.
 		{name: "hostname anti-affinity: one per node", in: Input{Pods: pods(3, "a", "100m", "100Mi", withLabel("app", "db"), withAnti(corev1.LabelHostname, "db")), NodePools: def()}, claims: 3},
 		{name: "anti-affinity avoids the node with a matching pod", in: Input{Pods: pods(1, "a", "100m", "100Mi", withLabel("app", "db"), withAnti(corev1.LabelHostname, "db")), NodePools: def(),

@@ -36,6 +36,8 @@ type scope int
 const (
 	scopeHostname scope = iota
 	scopeZone
+	// scopeOther is every other key: capacity type, instance-type labels,
+	// NodePool labels (keys.go). Its groups count per value of the key.
 	scopeOther
 )
 
@@ -62,10 +64,11 @@ type group struct {
 	ns       []string // sorted
 	sel      labels.Selector
 	desc     string
-	zone     []int32 // matching pods per zone index
-	owners   []int32 // anti-affinity owners per zone index
-	total    int32   // matching pods anywhere
-	planned  []int32 // zone quotas handed out this round, not yet placed
+	vk       *valueKey // the key of a scopeOther group
+	zone     []int32   // matching pods per zone index (per value index for scopeOther)
+	owners   []int32   // anti-affinity owners per zone (value) index
+	total    int32     // matching pods anywhere
+	planned  []int32   // zone (value) quotas handed out this round, not yet placed
 	hasOwner bool
 	// Zone groups some pending pod spreads over (required, or kept as a
 	// preference) are balanced: every pod the selector matches is placed
@@ -76,6 +79,9 @@ type group struct {
 	minDomains int32  // largest minDomains among them
 	dom        []bool // union of the spreading pods' domains
 }
+
+// size is the number of domains the group counts in.
+func (g *group) size() int { return len(g.zone) }
 
 // maxCount is the most matching pods (placed and planned) in one of the
 // group's domains.
@@ -127,8 +133,11 @@ type constraint struct {
 	self       bool // the class's own pods count in g
 	// honorTaints: nodeTaintsPolicy=Honor (spread only).
 	honorTaints bool
-	required    bool
-	text        string
+	// ignoreAffinity: nodeAffinityPolicy=Ignore (spread only): every
+	// domain counts, whatever the pod's node affinity.
+	ignoreAffinity bool
+	required       bool
+	text           string
 }
 
 type topology struct {
@@ -137,10 +146,16 @@ type topology struct {
 	groups []*group
 	byKey  map[string]*group
 	byTerm map[string]*group // by the term's raw text
+	// keys are the topology keys other than hostname and zone, in order
+	// of first use; keyIx finds them by name.
+	keys  []*valueKey
+	keyIx map[string]*valueKey
+	// keysSized: the keys' values are known (see solver.initKeys).
+	keysSized bool
 }
 
 func newTopology(zones []string) *topology {
-	t := &topology{zones: zones, zoneIx: map[string]int{}, byKey: map[string]*group{}, byTerm: map[string]*group{}}
+	t := &topology{zones: zones, zoneIx: map[string]int{}, byKey: map[string]*group{}, byTerm: map[string]*group{}, keyIx: map[string]*valueKey{}}
 	for i, z := range zones {
 		t.zoneIx[z] = i
 	}
@@ -244,6 +259,13 @@ func (t *topology) parseGroup(p *corev1.Pod, key string, sel *metav1.LabelSelect
 		owners:  make([]int32, len(t.zones)),
 		planned: make([]int32, len(t.zones)),
 	}
+	if g.scope == scopeOther {
+		g.vk = t.key(key)
+		g.zone, g.owners, g.planned = nil, nil, nil
+		if t.keysSized {
+			t.sizeGroup(g)
+		}
+	}
 	t.byKey[id] = g
 	t.groups = append(t.groups, g)
 	return g, nil
@@ -267,6 +289,18 @@ type host struct {
 	counts []hostCount
 	ports  []hostPort
 	zone   int // zone index, -1 while a claim is not pinned
+	// vals is the host's value index of each topology.keys entry:
+	// valUnpinned while a claim has not chosen one, valAbsent when the
+	// node has no such label.
+	vals []int32
+}
+
+// val is the host's value of key ki.
+func (h *host) val(ki int) int32 {
+	if ki >= len(h.vals) {
+		return valUnpinned
+	}
+	return h.vals[ki]
 }
 
 func (h *host) count(g int) (n, owners int32) {

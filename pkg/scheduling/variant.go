@@ -51,9 +51,9 @@ func (t *topology) buildVariants(c *podClass, policy PreferencePolicy) error {
 		if kind == kindAntiAffinity && req {
 			g.hasOwner = true
 		}
-		if g.scope == scopeOther {
+		if g.scope == scopeOther && g.vk.ix >= maxValueKeys {
 			if req && unsupported == "" {
-				unsupported = fmt.Sprintf("%s uses topology key %s; only %s and %s are supported", k.text, g.key, corev1.LabelHostname, corev1.LabelTopologyZone)
+				unsupported = fmt.Sprintf("%s uses topology key %s, but a solve supports at most %d keys besides %s and %s", k.text, g.key, maxValueKeys, corev1.LabelHostname, corev1.LabelTopologyZone)
 			}
 			return nil
 		}
@@ -109,11 +109,12 @@ func (t *topology) buildVariants(c *podClass, policy PreferencePolicy) error {
 			k.minDomains = *s.MinDomains
 		}
 		k.honorTaints = s.NodeTaintsPolicy != nil && *s.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
+		k.ignoreAffinity = s.NodeAffinityPolicy != nil && *s.NodeAffinityPolicy == corev1.NodeInclusionPolicyIgnore
 		k.required = s.WhenUnsatisfiable != corev1.ScheduleAnyway
 		k.text = fmt.Sprintf("topology spread maxSkew %d %s", s.MaxSkew, g.desc)
-		if g.scope == scopeOther {
+		if g.scope == scopeOther && g.vk.ix >= maxValueKeys {
 			if k.required && unsupported == "" {
-				unsupported = fmt.Sprintf("%s uses topology key %s; only %s and %s are supported", k.text, g.key, corev1.LabelHostname, corev1.LabelTopologyZone)
+				unsupported = fmt.Sprintf("%s uses topology key %s, but a solve supports at most %d keys besides %s and %s", k.text, g.key, maxValueKeys, corev1.LabelHostname, corev1.LabelTopologyZone)
 			}
 			continue
 		}

@@ -18,9 +18,17 @@ func (s *solver) universe(c *podClass, v *variant) []bool {
 
 // domains is the set of zones kube-scheduler may count for a spread: every
 // zone where a node matching the pod's node affinity exists or could be
-// launched, tainted ones included unless the spread honours taints. It is a
-// superset of universe, so skew computed against it is never optimistic.
-func (s *solver) domains(c *podClass, v *variant, honorTaints bool) []bool {
+// launched (any node with nodeAffinityPolicy Ignore), tainted ones
+// included unless the spread honours taints. It is a superset of
+// universe, so skew computed against it is never optimistic.
+func (s *solver) domains(c *podClass, v *variant, honorTaints, ignoreAffinity bool) []bool {
+	if ignoreAffinity {
+		u := make([]bool, len(s.topo.zones))
+		for i := range u {
+			u[i] = true
+		}
+		return u
+	}
 	return s.zonesOf(c, v, !honorTaints)
 }
 
