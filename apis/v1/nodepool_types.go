@@ -37,7 +37,17 @@ type NodePoolSpec struct {
 	// +kubebuilder:default={consolidateAfter: "0s"}
 	// +optional
 	Disruption Disruption `json:"disruption,omitempty"`
-	// Limits cap what the pool may launch in total (cpu, memory, nodes, or any resource).
+	// Limits cap what the pool may have in total: the capacity of its nodes
+	// and in-flight NodeClaims in every resource named (cpu, memory, pods,
+	// ephemeral-storage, extended resources such as nvidia.com/gpu, asked
+	// for by a pending pod or not), and their number ("nodes"). A claim is
+	// not launched when its instance type's capacity would take the pool
+	// past any of them.
+	// At most 20 resources: the bound keeps the rule below the API server's
+	// CEL cost budget, which counts every value at the largest size a
+	// request could carry.
+	// +kubebuilder:validation:MaxProperties=20
+	// +kubebuilder:validation:XValidation:message="limits must not be negative",messageExpression="'limits must not be negative; got a negative ' + self.filter(k, string(self[k]).startsWith('-'))[0]",rule="self.all(k, !string(self[k]).startsWith('-'))"
 	// +optional
 	Limits Limits `json:"limits,omitempty"`
 	// Weight orders pools: higher weights are tried first.

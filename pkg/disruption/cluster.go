@@ -335,23 +335,20 @@ func claimPlanLabels(cp *scheduling.ClaimPlan) map[string]string {
 	return out
 }
 
-// chargeUsage adds the largest capacity among a replacement's options to
-// its pool's usage, so later replacements stay within the pool's limits
-// whichever option launches.
+// chargeUsage adds a replacement to its pool's usage as provisioning.Usage
+// counts an in-flight claim: the largest capacity among its options, so
+// later replacements stay within the pool's limits whichever option
+// launches, and one node.
 func chargeUsage(p *scheduling.NodePool, cp *scheduling.ClaimPlan) {
-	most := corev1.ResourceList{}
+	its := make([]*catalog.InstanceType, 0, len(cp.Options))
 	for _, o := range cp.Options {
-		for name, q := range o.InstanceType.Capacity {
-			if cur, ok := most[name]; !ok || q.Cmp(cur) > 0 {
-				most[name] = q
-			}
-		}
+		its = append(its, o.InstanceType)
 	}
 	usage := p.Usage.DeepCopy()
 	if usage == nil {
 		usage = corev1.ResourceList{}
 	}
-	for name, q := range most {
+	for name, q := range provisioning.LargestCapacity(its) {
 		cur := usage[name]
 		cur.Add(q)
 		usage[name] = cur

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
@@ -161,6 +162,29 @@ func TestPlan(t *testing.T) {
 					t.Errorf("savings %v, want 0.30", a.Savings)
 				}
 			},
+		},
+		{
+			// The pool's limit names a resource no pod asks for: the
+			// replacement's capacity counts against it like any launch's,
+			// and the large node still counts until it is gone.
+			name: "a replacement that would take the pool past a limit on an extended resource is not made",
+			build: func() Input {
+				w := newWorld(pool("p", func(np *nsv1.NodePool) {
+					np.Spec.Limits = nsv1.Limits{"example.com/widget": resource.MustParse("1")}
+				}))
+				for i, it := range w.types["p"] {
+					cp := *it
+					cp.Capacity = it.Capacity.DeepCopy()
+					cp.Capacity["example.com/widget"] = resource.MustParse("1")
+					w.types["p"][i] = &cp
+				}
+				a := w.node("p", "large", "zone-a", od, func(c *nsv1.NodeClaim, _ *corev1.Node) {
+					c.Status.Capacity = w.types["p"][2].Capacity.DeepCopy()
+				})
+				w.pod(a, "1")
+				return w.input()
+			},
+			wantSkips: map[string]SkipReason{"p-01": SkipNowhereToGo},
 		},
 		{
 			name: "churn: a replacement saving less than 10% is not made",

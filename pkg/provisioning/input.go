@@ -140,7 +140,7 @@ func poolsOf(snap *Snapshot, typesByPool map[string][]*catalog.InstanceType) ([]
 		}
 		sp := scheduling.NodePoolFromAPI(np, its)
 		sp.Labels[nsv1.LabelNodePool] = np.Name
-		used, n := ChargedUsage(usage[np.Name], its)
+		used, n := Usage(usage[np.Name], its)
 		used[nsv1.ResourceNodes] = *resource.NewQuantity(n, resource.DecimalSI)
 		sp.Usage = used
 		out = append(out, sp)
@@ -213,33 +213,17 @@ func ClaimLabels(c *nsv1.NodeClaim) map[string]string {
 	return out
 }
 
-// Usage sums the capacity of a pool's claims (their requests until they
-// launch) and counts them. The NodePool controller reports it in status;
-// the provisioner charges limits with ChargedUsage.
-func Usage(claims []*nsv1.NodeClaim) (corev1.ResourceList, int64) {
-	total := corev1.ResourceList{}
-	for _, c := range claims {
-		res := c.Status.Capacity
-		if len(res) == 0 {
-			res = c.Spec.Resources.Requests
-		}
-		for name, q := range res {
-			cur := total[name]
-			cur.Add(q)
-			total[name] = cur
-		}
-	}
-	return total, int64(len(claims))
-}
-
-// ChargedUsage is what a pool's claims count against its limits when the
-// solver plans: launched capacity for claims that launched, and for those
-// that have not, the largest capacity among the instance types they may
-// launch as (their instance-type requirement, looked up in types) — the
-// solver charged them that, so a cycle planned while they are in flight
-// cannot promise the same room twice. A claim whose types are unknown
-// counts its requests, as Usage does.
-func ChargedUsage(claims []*nsv1.NodeClaim, types []*catalog.InstanceType) (corev1.ResourceList, int64) {
+// Usage is what a pool's claims count against its limits, and what its
+// status reports: each claim's launched capacity, or, before it launches,
+// the largest capacity among the instance types it may launch as (its
+// instance-type requirement, looked up in types; the solver charged it
+// that, so a cycle planned while it is in flight cannot promise the same
+// room twice), or, when none of those types is known, its requests. It
+// also counts the claims (the "nodes" limit). Every resource a capacity
+// lists is summed, extended resources, pods and ephemeral-storage too.
+// The provisioner, disruption, explain and plan (through BuildInput) and
+// the NodePool status controller all count with it.
+func Usage(claims []*nsv1.NodeClaim, types []*catalog.InstanceType) (corev1.ResourceList, int64) {
 	byName := make(map[string]*catalog.InstanceType, len(types))
 	for _, it := range types {
 		byName[it.Name] = it
@@ -262,26 +246,46 @@ func ChargedUsage(claims []*nsv1.NodeClaim, types []*catalog.InstanceType) (core
 	return total, int64(len(claims))
 }
 
+// NeedsTypes reports whether Usage of these claims depends on the instance
+// types: some claim has not reported its capacity yet.
+func NeedsTypes(claims []*nsv1.NodeClaim) bool {
+	for _, c := range claims {
+		if len(c.Status.Capacity) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // largestCapacity is the per-resource maximum capacity of the instance
 // types a claim may launch as, nil when none of them is known.
 func largestCapacity(c *nsv1.NodeClaim, byName map[string]*catalog.InstanceType) corev1.ResourceList {
-	var out corev1.ResourceList
+	var its []*catalog.InstanceType
 	for _, r := range c.Spec.Requirements {
 		if r.Key != corev1.LabelInstanceTypeStable || r.Operator != corev1.NodeSelectorOpIn {
 			continue
 		}
 		for _, v := range r.Values {
-			it, ok := byName[v]
-			if !ok {
-				continue
+			if it, ok := byName[v]; ok {
+				its = append(its, it)
 			}
-			if out == nil {
-				out = corev1.ResourceList{}
-			}
-			for name, q := range it.Capacity {
-				if cur, ok := out[name]; !ok || q.Cmp(cur) > 0 {
-					out[name] = q.DeepCopy()
-				}
+		}
+	}
+	return LargestCapacity(its)
+}
+
+// LargestCapacity is what a claim that may launch as any of types counts
+// against its pool's limits: the per-resource maximum of their capacity
+// (whichever launches, the limit holds); nil for no types.
+func LargestCapacity(types []*catalog.InstanceType) corev1.ResourceList {
+	var out corev1.ResourceList
+	for _, it := range types {
+		if out == nil {
+			out = corev1.ResourceList{}
+		}
+		for name, q := range it.Capacity {
+			if cur, ok := out[name]; !ok || q.Cmp(cur) > 0 {
+				out[name] = q.DeepCopy()
 			}
 		}
 	}

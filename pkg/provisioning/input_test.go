@@ -335,7 +335,7 @@ func TestUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, n := Usage(tt.claims)
+			res, n := Usage(tt.claims, nil)
 			cpu := res[corev1.ResourceCPU]
 			if n != tt.wantN || cpu.Cmp(resource.MustParse(tt.wantCPU)) != 0 {
 				t.Fatalf("Usage = %s cpu, %d nodes; want %s, %d", cpu.String(), n, tt.wantCPU, tt.wantN)
@@ -344,7 +344,7 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-func TestChargedUsage(t *testing.T) {
+func TestUsageWithTypes(t *testing.T) {
 	mk := func(name, cpu string) *catalog.InstanceType {
 		return &catalog.InstanceType{Name: name, Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
 	}
@@ -369,10 +369,10 @@ func TestChargedUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, n := ChargedUsage(tt.claims, types)
+			res, n := Usage(tt.claims, types)
 			cpu := res[corev1.ResourceCPU]
 			if n != int64(len(tt.claims)) || cpu.Cmp(resource.MustParse(tt.wantCPU)) != 0 {
-				t.Fatalf("ChargedUsage = %s cpu, %d nodes; want %s, %d", cpu.String(), n, tt.wantCPU, len(tt.claims))
+				t.Fatalf("Usage = %s cpu, %d nodes; want %s, %d", cpu.String(), n, tt.wantCPU, len(tt.claims))
 			}
 		})
 	}

@@ -155,8 +155,12 @@
 //     minValues): spot when the pool allows it and it is cheaper; the
 //     provider falls back to on-demand itself when spot is short (ICE),
 //     and the next solve sees the ICE cache.
-//  9. Limits (limits.go). A claim may launch any of its options, so it is
-//     charged for the largest it keeps. While packing, a claim is charged
+//  9. Limits (limits.go). A pool's limits cap the capacity of its claims in
+//     every resource they name, asked for by a pod or not (each named
+//     resource is a dimension), and their count (limits.nodes); pool.exceeds
+//     and canOpen decide whether a claim fits them, and a refused pod's
+//     reason quotes the limit and what the pool counts. A claim may launch
+//     any of its options, so it is charged for the largest it keeps. While packing, a claim is charged
 //     for its cheapest type and the options minValues makes it keep (a
 //     requirement of the pool), never for spot options, so what fits in
 //     the limit is not refused; at plan time each claim keeps the options

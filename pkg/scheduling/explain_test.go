@@ -18,6 +18,16 @@ func TestExplainPod(t *testing.T) {
 	limited.Name = "limited"
 	limited.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
 	limited.Usage = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	// Every type of this pool carries a GPU and the pool may have none.
+	noGPU := defaultPool(benchTypes(8))
+	noGPU.Name = "no-gpu"
+	for i, it := range noGPU.InstanceTypes {
+		cp := *it
+		cp.Capacity = it.Capacity.DeepCopy()
+		cp.Capacity["nvidia.com/gpu"] = resource.MustParse("1")
+		noGPU.InstanceTypes[i] = &cp
+	}
+	noGPU.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("0")}
 	full := &ExistingNode{Name: "full", Labels: map[string]string{corev1.LabelTopologyZone: "test-zone-1"},
 		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi")},
 		Pods:        []*corev1.Pod{pod("running", "900m", "1Gi")}}
@@ -71,6 +81,15 @@ func TestExplainPod(t *testing.T) {
 				p := e.Pools[0]
 				if e.Unschedulable == "" || !p.Fits || len(p.Blocked) == 0 || !strings.Contains(p.Blocked[0], `pool "limited"`) {
 					return "want the limit in Blocked"
+				}
+				return ""
+			}},
+		{name: "a limit on a resource the pod does not ask for is quoted", pod: small, in: Input{Pods: []*corev1.Pod{small}, NodePools: []*NodePool{noGPU}},
+			check: func(e *PodExplanation) string {
+				p := e.Pools[0]
+				if e.Claim != nil || e.Unschedulable == "" || len(p.Blocked) == 0 ||
+					!strings.Contains(p.Blocked[0], `pool "no-gpu": limit nvidia.com/gpu: 0 would be exceeded (the pool counts 0`) {
+					return "want the GPU limit in Blocked"
 				}
 				return ""
 			}},

@@ -1,9 +1,12 @@
 package scheduling
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"sort"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 )
 
 // Packing against a binding limit. Limits count launched capacity, so
@@ -172,4 +175,51 @@ func (p *pool) typeCost(ti int, price float64) float64 {
 		return price
 	}
 	return p.limitShare[ti] + p.priceWeight*price
+}
+
+// exceeds is the one test of a pool's resource limits: the first
+// dimension in which charging add instead of prev (nil: nothing) would
+// take what the pool counts — its launched and in-flight claims' capacity
+// plus this solve's planned claims — past its limit, or -1. Every resource
+// a limit names is a dimension (prepare), so a limit on something no pod
+// asks for still binds.
+func (p *pool) exceeds(add, prev vec) int {
+	if !p.hasLimit {
+		return -1
+	}
+	for d, l := range p.limit {
+		if l < 0 {
+			continue
+		}
+		x := add[d]
+		if prev != nil {
+			x -= prev[d]
+		}
+		if x > p.headroom(d) {
+			return d
+		}
+	}
+	return -1
+}
+
+// limitReason says which limit refuses a claim of capacity add (the
+// resource, the limit as the NodePool spells it, and what the pool counts).
+func (s *solver) limitReason(p *pool, d int, add vec, what string) string {
+	lim := p.np.Limits[s.d.names[d]]
+	used, adds := s.d.quantity(d, p.used[d]), s.d.quantity(d, add[d])
+	return fmt.Sprintf("pool %q: limit %s: %s would be exceeded (the pool counts %s launched and planned; %s adds %s)",
+		p.np.Name, s.d.names[d], lim.String(), used.String(), what, adds.String())
+}
+
+// canOpen is the one test of a pool's node-count limit (limits.nodes):
+// whether the pool may have one more node or claim.
+func (s *solver) canOpen(p *pool) bool {
+	lim := s.nodeLimit[p.idx]
+	return lim < 0 || s.nodesUsed[p.idx] < lim
+}
+
+// nodeLimitReason says that the pool's node-count limit binds.
+func (s *solver) nodeLimitReason(p *pool) string {
+	return fmt.Sprintf("pool %q: limit %s: %d reached (the pool counts %d launched and planned nodes)",
+		p.np.Name, nsv1.ResourceNodes, s.nodeLimit[p.idx], s.nodesUsed[p.idx])
 }

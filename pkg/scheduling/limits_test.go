@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
@@ -53,6 +54,85 @@ func TestSolveUsesLimitsWell(t *testing.T) {
 				if !strings.Contains(u.Reason, "limit") {
 					t.Errorf("pod refused for something else than the limit: %s", u.Reason)
 					break
+				}
+			}
+			checkPlan(t, in, plan)
+		})
+	}
+}
+
+// TestSolveLimitsEveryNamedResource: a pool's limits cap the capacity of
+// its claims in every resource they name, whether or not a pending pod asks
+// for it (extended resources, pods, ephemeral-storage) and the number of
+// nodes; the refused pods' reason quotes the resource, the limit and what
+// the pool already counts.
+func TestSolveLimitsEveryNamedResource(t *testing.T) {
+	const widget = corev1.ResourceName("example.com/widget")
+	// benchTypes(8): 1–8 vCPU, 10 pods per vCPU; each also brings one
+	// widget, one GPU and 20Gi of ephemeral storage.
+	types := func() []*catalog.InstanceType {
+		out := benchTypes(8)
+		for _, it := range out {
+			it.Capacity = it.Capacity.DeepCopy()
+			it.Capacity[widget] = resource.MustParse("1")
+			it.Capacity["nvidia.com/gpu"] = resource.MustParse("1")
+			it.Capacity[corev1.ResourceEphemeralStorage] = resource.MustParse("20Gi")
+		}
+		return out
+	}
+	// Each pod of 5 cpu needs a node of its own (6–8 vCPU).
+	big := func() []*corev1.Pod { return pods(3, "big", "5", "1Gi") }
+	cases := []struct {
+		name   string
+		limits corev1.ResourceList
+		usage  corev1.ResourceList
+		pods   []*corev1.Pod
+		claims int
+		reason []string
+	}{
+		{name: "GPU limit 0 on a pool whose types all carry a GPU, pods asking for none",
+			limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("0")}, pods: pods(1, "small", "500m", "1Gi"),
+			reason: []string{`pool "default"`, "limit nvidia.com/gpu: 0", "counts 0"}},
+		{name: "extended resource no pod requests",
+			limits: corev1.ResourceList{widget: resource.MustParse("2")}, pods: big(), claims: 2,
+			reason: []string{"limit example.com/widget: 2", "counts 2"}},
+		{name: "extended resource already used up by launched claims",
+			limits: corev1.ResourceList{widget: resource.MustParse("3")}, usage: corev1.ResourceList{widget: resource.MustParse("3")},
+			pods: big(), reason: []string{"limit example.com/widget: 3", "counts 3"}},
+		{name: "pods, counted as the types' pod capacity",
+			limits: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("130")}, pods: big(), claims: 2,
+			reason: []string{"limit pods: 130"}},
+		{name: "ephemeral-storage",
+			limits: corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("50Gi")}, pods: big(), claims: 2,
+			reason: []string{"limit ephemeral-storage: 50Gi", "counts 40Gi"}},
+		{name: "node count",
+			limits: corev1.ResourceList{"nodes": resource.MustParse("2")}, pods: big(), claims: 2,
+			reason: []string{"limit nodes: 2", "counts 2"}},
+		{name: "node count with nodes already launched",
+			limits: corev1.ResourceList{"nodes": resource.MustParse("4")}, usage: corev1.ResourceList{"nodes": resource.MustParse("3")},
+			pods: big(), claims: 1, reason: []string{"limit nodes: 4", "counts 4"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			np := defaultPool(types())
+			np.Limits, np.Usage = tc.limits, tc.usage
+			in := Input{Pods: tc.pods, NodePools: []*NodePool{np}}
+			plan, err := Solve(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.NewClaims) != tc.claims {
+				t.Errorf("%d claims, want %d", len(plan.NewClaims), tc.claims)
+			}
+			if want := len(tc.pods) - tc.claims; len(plan.Unschedulable) != want {
+				t.Fatalf("%d pods unschedulable, want %d", len(plan.Unschedulable), want)
+			}
+			for _, u := range plan.Unschedulable {
+				t.Log(u.Reason)
+				for _, w := range tc.reason {
+					if !strings.Contains(u.Reason, w) {
+						t.Errorf("reason %q does not say %q", u.Reason, w)
+					}
 				}
 			}
 			checkPlan(t, in, plan)

@@ -205,12 +205,10 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 		// keep (see limitOptions), not at its cheapest type.
 		charge = s.limitCharge(b, flexFit, mask, it.c.req, cur)
 		prev := b.charged()
-		for d := range p.limit {
-			if p.limit[d] >= 0 && charge[d]-prev[d] > p.headroom(d) {
-				it.st.note(fmt.Sprintf("pool %q: limit %s would be exceeded", p.np.Name, s.d.names[d]))
-				b.unpin(pinned)
-				return false
-			}
+		if d := p.exceeds(charge, prev); d >= 0 {
+			it.st.noteLimit(p, d, s.limitReason(p, d, charge, "the claim it would join"))
+			b.unpin(pinned)
+			return false
 		}
 		for d := range p.limit {
 			p.used[d] += charge[d] - prev[d]
@@ -239,12 +237,6 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 	b.podCls = append(b.podCls, it.c)
 	s.record(it.c, it.v, &b.host, b.zone)
 	return true
-}
-
-// canOpen reports whether the pool may launch one more node.
-func (s *solver) canOpen(p *pool) bool {
-	lim := s.nodeLimit[p.idx]
-	return lim < 0 || s.nodesUsed[p.idx] < lim
 }
 
 func (s *solver) open(p *pool, it *item, target int) *bin {
@@ -313,7 +305,7 @@ func (s *solver) pack(p *pool, items []*item) {
 				continue
 			}
 			if !s.canOpen(p) {
-				it.st.note(fmt.Sprintf("pool %q: node limit reached", p.np.Name))
+				it.st.noteLimit(p, -1, s.nodeLimitReason(p))
 				break
 			}
 			// One target per seed class: its bins are sized alike, and the
@@ -362,7 +354,7 @@ func (s *solver) pack(p *pool, items []*item) {
 			break
 		}
 		if !s.canOpen(p) {
-			anchor.st.note(fmt.Sprintf("pool %q: node limit reached", p.np.Name))
+			anchor.st.noteLimit(p, -1, s.nodeLimitReason(p))
 			anchor.dead = true
 			continue
 		}
@@ -554,20 +546,16 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 		return -1
 	}
 	best, bestCost, bestRatio := -1, math.Inf(1), 0.0
+	refused, refusedDim := "", 0 // why a limit refuses the cheapest type that fits
 	for ti, pt := range p.types {
 		if !anchor.f.types.has(ti) || pt.slots&allowed == 0 || !s.targetOK(p, ti, anchor) {
 			continue
 		}
-		if p.hasLimit {
-			within := true
-			for d := range p.limit {
-				if p.limit[d] >= 0 && pt.capacity[d] > p.headroom(d) {
-					within = false
-				}
+		if d := p.exceeds(pt.capacity, nil); d >= 0 {
+			if refused == "" && anchor.c.req.fits(pt.alloc) {
+				refused, refusedDim = s.limitReason(p, d, pt.capacity, "its cheapest fitting type "+pt.it.Name), d
 			}
-			if !within {
-				continue
-			}
+			continue
 		}
 		ratio := 0.0
 		for d, x := range demand {
@@ -593,6 +581,8 @@ func (s *solver) chooseTarget(p *pool, anchor *item, items []*item) int {
 	}
 	if best < 0 && (allowed != anchor.f.slots || s.typePinned(p, anchor)) {
 		anchor.st.note(s.blocked(p, anchor))
+	} else if best < 0 && refused != "" {
+		anchor.st.noteLimit(p, refusedDim, refused)
 	} else if best < 0 {
 		anchor.st.note(fmt.Sprintf("pool %q: no instance type within the pool's limits fits", p.np.Name))
 	}

@@ -196,7 +196,9 @@ func (s *solver) buildPoolTypes(p *pool) error {
 		}
 		pt.alloc = s.d.fromList(it.Allocatable())
 		pt.capacity = s.d.fromList(it.Capacity)
-		pt.capacity[dimPods] = 1 // limits count nodes separately; pods capacity is not a limit
+		// A limit on pods counts the types' pod capacity, like every other
+		// resource; a type that does not state it counts as one pod.
+		pt.capacity[dimPods] = 1
 		if v, ok := it.Capacity[corev1.ResourcePods]; ok {
 			pt.capacity[dimPods] = v.Value()
 		}

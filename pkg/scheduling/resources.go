@@ -10,7 +10,8 @@ import (
 
 // Resource vectors are int64 slices indexed by a per-solve dimension table:
 // cpu in millicores, memory and ephemeral-storage in bytes, pods as a count,
-// then every extended resource some pod requests (in its canonical units).
+// then every extended resource some pod requests or some NodePool limits
+// (in its canonical units).
 // Quantities are converted once, when classes and types are built.
 const (
 	dimCPU = iota
@@ -53,7 +54,7 @@ func quantityValue(name corev1.ResourceName, q resource.Quantity) int64 {
 }
 
 // fromList converts a ResourceList; resources outside the table are ignored
-// (no pod asks for them).
+// (no pod asks for them and no pool limits them).
 func (d *dims) fromList(l corev1.ResourceList) vec {
 	v := make(vec, d.n())
 	for name, q := range l {
@@ -70,15 +71,22 @@ func (d *dims) toList(v vec) corev1.ResourceList {
 		if x == 0 {
 			continue
 		}
-		if d.names[i] == corev1.ResourceCPU {
-			out[d.names[i]] = *resource.NewMilliQuantity(x, resource.DecimalSI)
-		} else if d.names[i] == corev1.ResourceMemory || d.names[i] == corev1.ResourceEphemeralStorage {
-			out[d.names[i]] = *resource.NewQuantity(x, resource.BinarySI)
-		} else {
-			out[d.names[i]] = *resource.NewQuantity(x, resource.DecimalSI)
-		}
+		out[d.names[i]] = d.quantity(i, x)
 	}
 	return out
+}
+
+// quantity turns dimension i's value back into a Quantity in the
+// resource's usual format (cpu in millicores, bytes in binary units).
+func (d *dims) quantity(i int, x int64) resource.Quantity {
+	switch d.names[i] {
+	case corev1.ResourceCPU:
+		return *resource.NewMilliQuantity(x, resource.DecimalSI)
+	case corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
+		return *resource.NewQuantity(x, resource.BinarySI)
+	default:
+		return *resource.NewQuantity(x, resource.DecimalSI)
+	}
 }
 
 func (d *dims) format(i int, x int64) string {

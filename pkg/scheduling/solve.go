@@ -59,6 +59,8 @@ type classState struct {
 	// whose quotas were also added to group.planned.
 	kq    [][]int32
 	kplan uint64
+	// limitWhy: the index in why of each (pool, limit) note (noteLimit).
+	limitWhy map[[2]int]int
 }
 
 // nodeState is an existing node or in-flight claim as the solver sees it.
@@ -91,6 +93,15 @@ func (s *solver) prepare() error {
 	ext := map[corev1.ResourceName]struct{}{}
 	for _, p := range s.in.Pods {
 		extendedNames(p, ext)
+	}
+	// A pool's limits cap every resource they name, asked for or not: a
+	// GPU pool limited to 0 GPUs launches nothing, even for cpu pods.
+	for _, np := range s.in.NodePools {
+		for name := range np.Limits {
+			if name != nsv1.ResourceNodes {
+				ext[name] = struct{}{}
+			}
+		}
 	}
 	names := make([]corev1.ResourceName, 0, len(ext))
 	for n := range ext {
@@ -478,6 +489,22 @@ func (s *solver) record(c *podClass, v *variant, h *host, z int) {
 	if len(c.ports) > 0 {
 		h.ports = append(h.ports, c.ports...)
 	}
+}
+
+// noteLimit notes that limit d of pool p (-1: its node count) refused the
+// class, replacing an earlier note of the same limit: the figures it
+// quotes change as the solve plans, and the latest are the ones that held.
+func (st *classState) noteLimit(p *pool, d int, why string) {
+	k := [2]int{p.idx, d}
+	if i, ok := st.limitWhy[k]; ok {
+		st.why[i] = why
+		return
+	}
+	if st.limitWhy == nil {
+		st.limitWhy = map[[2]int]int{}
+	}
+	st.limitWhy[k] = len(st.why)
+	st.why = append(st.why, why)
 }
 
 func (st *classState) note(why string) {

@@ -423,7 +423,7 @@ func TestSolve(t *testing.T) {
 			Nodes: []*ExistingNode{mkNode("n1", "zone-a", "8", "32Gi", pods(1, "old", "100m", "100Mi", withHostPort(8080))...)}}, claims: 1, noms: 0},
 		// Limits and weights.
 		{name: "cpu limit caps what is launched and names the limit", in: Input{Pods: pods(10, "a", "1", "1Gi", withLabel("app", "db"), withAnti(corev1.LabelHostname, "db")), NodePools: []*NodePool{mkPool("p", 1, poolLimit(corev1.ResourceCPU, "4"))}}, claims: 2, unsched: 8, reason: `pool "p": limit cpu`},
-		{name: "node limit caps the claim count", in: Input{Pods: pods(3, "a", "100m", "100Mi", withLabel("app", "db"), withAnti(corev1.LabelHostname, "db")), NodePools: []*NodePool{mkPool("p", 1, poolLimit(nsv1.ResourceNodes, "2"))}}, claims: 2, unsched: 1, reason: "node limit"},
+		{name: "node limit caps the claim count", in: Input{Pods: pods(3, "a", "100m", "100Mi", withLabel("app", "db"), withAnti(corev1.LabelHostname, "db")), NodePools: []*NodePool{mkPool("p", 1, poolLimit(nsv1.ResourceNodes, "2"))}}, claims: 2, unsched: 1, reason: "limit nodes: 2 reached"},
 		{name: "launched usage counts against the limit", in: Input{Pods: pods(1, "a", "1", "1Gi"), NodePools: []*NodePool{mkPool("p", 1, poolLimit(corev1.ResourceCPU, "10"), func(np *NodePool) {
 			np.Usage = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10")}
 		})}}, unsched: 1, reason: "limit"},

@@ -224,15 +224,7 @@ func (s *solver) groupWorth(p *pool, fx *fillIndex) {
 
 // withinLimits reports whether one node of pt fits the pool's headroom.
 func (s *solver) withinLimits(p *pool, pt *poolType) bool {
-	if !p.hasLimit {
-		return true
-	}
-	for d := range p.limit {
-		if p.limit[d] >= 0 && pt.capacity[d] > p.headroom(d) {
-			return false
-		}
-	}
-	return true
+	return p.exceeds(pt.capacity, nil) < 0
 }
 
 // simulate fills a bin of type pt with the anchor and then, as fill does,

@@ -1,11 +1,13 @@
 package integration
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,6 +39,18 @@ func setBudget(b v1.Budget) func(*v1.NodePool) {
 	return func(np *v1.NodePool) { np.Spec.Disruption.Budgets = []v1.Budget{b} }
 }
 
+func setTags(tags map[string]string) client.Object {
+	return nodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.Tags = tags })
+}
+
+func manyTags(n int) map[string]string {
+	out := make(map[string]string, n)
+	for i := 0; i < n; i++ {
+		out[fmt.Sprintf("team-%d", i)] = "x"
+	}
+	return out
+}
+
 func rawDuration(s string) v1.NillableDuration {
 	return v1.NillableDuration{Raw: []byte(`"` + s + `"`)}
 }
@@ -46,7 +60,16 @@ func rawDuration(s string) v1.NillableDuration {
 func TestValidObjectsAreAccepted(t *testing.T) {
 	everyReason := validNodePool("valid-reasons")
 	everyReason.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "1", Reasons: v1.DisruptionReasons}}
-	for _, obj := range []client.Object{validNodePool("valid"), validNodeClass("valid"), validNodeClaim("valid"), everyReason} {
+	// Limits of 0 on any resource and the node count are fine.
+	zeroLimits := validNodePool("valid-zero-limits")
+	zeroLimits.Spec.Limits = v1.Limits{"cpu": resource.MustParse("0"), "nvidia.com/gpu": resource.MustParse("0"), v1.ResourceNodes: resource.MustParse("0")}
+	// EC2's own bounds: 50 tags, 128-character keys, 256-character values,
+	// aws in a key other than as its prefix.
+	edgeTags := validNodeClass("valid-edge-tags")
+	edgeTags.Spec.Tags = manyTags(48)
+	edgeTags.Spec.Tags[strings.Repeat("k", 128)] = strings.Repeat("v", 256)
+	edgeTags.Spec.Tags["team/aws:x"] = ""
+	for _, obj := range []client.Object{validNodePool("valid"), validNodeClass("valid"), validNodeClaim("valid"), everyReason, zeroLimits, edgeTags} {
 		if err := env.Client.Create(t.Context(), obj, client.DryRunAll); err != nil {
 			t.Errorf("%T refused: %v", obj, err)
 		}
@@ -118,6 +141,13 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 			"maxSpotInterruptionRisk: Invalid value: 0: spec.template.spec.maxSpotInterruptionRisk in body should be greater than or equal to 1"},
 		{"spot risk ceiling above 100", pool(func(np *v1.NodePool) { np.Spec.Template.Spec.MaxSpotInterruptionRisk = ptr[int32](101) }),
 			"should be less than or equal to 100"},
+		{"negative cpu limit", pool(func(np *v1.NodePool) { np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("-1")} }),
+			"limits must not be negative; got a negative cpu"},
+		{"negative GPU limit", pool(func(np *v1.NodePool) {
+			np.Spec.Limits = v1.Limits{"memory": resource.MustParse("10Gi"), "nvidia.com/gpu": resource.MustParse("-2")}
+		}), "limits must not be negative; got a negative nvidia.com/gpu"},
+		{"negative node limit", pool(func(np *v1.NodePool) { np.Spec.Limits = v1.Limits{v1.ResourceNodes: resource.MustParse("-5")} }),
+			"limits must not be negative; got a negative nodes"},
 		{"weight above 100", pool(func(np *v1.NodePool) { np.Spec.Weight = ptr[int32](101) }),
 			"spec.weight: Invalid value: 101: spec.weight in body should be less than or equal to 100"},
 		{"option price ceiling below the cheapest price", pool(func(np *v1.NodePool) { np.Spec.OptionPriceCeilingPercent = ptr[int32](50) }),
@@ -153,8 +183,24 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 		}), "an alias term must be the only AMI selector term"},
 		{"amiFamily against the alias", nodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.AMIFamily = ptr("Bottlerocket") }),
 			"amiFamily must match the alias family"},
-		{"tag owned by Nodesmith", nodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.Tags = map[string]string{awsv1.TagCluster: "other"} }),
-			"tag keys nodesmith.sh/cluster, nodesmith.sh/nodepool and nodesmith.sh/nodeclaim are set by Nodesmith"},
+		{"tag owned by Nodesmith", setTags(map[string]string{awsv1.TagCluster: "other"}),
+			"tag key nodesmith.sh/cluster is set by Nodesmith"},
+		{"tag of the node class Nodesmith sets", setTags(map[string]string{awsv1.LabelEC2NodeClass: "x"}),
+			"tag key aws.nodesmith.sh/ec2nodeclass is set by Nodesmith"},
+		{"tag key starting with aws:", setTags(map[string]string{"aws:cloudformation:stack-name": "x"}),
+			"tag keys starting with aws: are reserved by AWS; got aws:cloudformation:stack-name"},
+		{"tag key starting with AWS: in another case", setTags(map[string]string{"AWS:Team": "x"}),
+			"tag keys starting with aws: are reserved by AWS; got AWS:Team"},
+		{"empty tag key", setTags(map[string]string{"": "x"}), "empty tag keys are not allowed"},
+		{"tag key of 129 characters", setTags(map[string]string{strings.Repeat("k", 129): "x"}),
+			"tag keys must be at most 128 characters; got " + strings.Repeat("k", 129)},
+		{"tag value of 257 characters", setTags(map[string]string{"team": strings.Repeat("v", 257)}),
+			"tag values must be at most 256 characters; the value of team is longer"},
+		{"51 tags", setTags(manyTags(51)), "spec.tags: Too many: 51: must have at most 50 items"},
+		{"tag kubernetes.io/cluster/<name>", setTags(map[string]string{"kubernetes.io/cluster/prod": "owned"}),
+			"tag key kubernetes.io/cluster/prod is reserved for the cluster"},
+		{"tag eks:eks-cluster-name", setTags(map[string]string{"eks:eks-cluster-name": "prod"}),
+			"tag key eks:eks-cluster-name is reserved for the cluster"},
 		{"unknown systemReserved key", nodeClass(func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.Kubelet = &awsv1.KubeletConfiguration{SystemReserved: map[string]string{"gpu": "1"}}
 		}), "systemReserved keys must be cpu, memory, ephemeral-storage or pid"},

@@ -62,8 +62,18 @@ type EC2NodeClassSpec struct {
 	// UserData is merged into the generated user data (a nodeadm NodeConfig for AL2023).
 	// +optional
 	UserData *string `json:"userData,omitempty"`
-	// Tags put on instances, volumes and launch templates.
-	// +kubebuilder:validation:XValidation:message="tag keys nodesmith.sh/cluster, nodesmith.sh/nodepool and nodesmith.sh/nodeclaim are set by Nodesmith",rule="self.all(k, !(k in ['nodesmith.sh/cluster','nodesmith.sh/nodepool','nodesmith.sh/nodeclaim']))"
+	// Tags put on instances, volumes and launch templates. EC2 takes at most
+	// 50 tags per resource, keys of 1 to 128 characters not starting with
+	// aws: (any case) and values of at most 256 characters; the keys
+	// Nodesmith sets itself, and those EKS and Kubernetes reserve
+	// (kubernetes.io/cluster/*, eks:eks-cluster-name), are refused.
+	// +kubebuilder:validation:MaxProperties=50
+	// +kubebuilder:validation:XValidation:message="empty tag keys are not allowed",rule="self.all(k, k != '')"
+	// +kubebuilder:validation:XValidation:message="tag keys starting with aws: are reserved by AWS",messageExpression="'tag keys starting with aws: are reserved by AWS; got ' + self.filter(k, k.lowerAscii().startsWith('aws:'))[0]",rule="self.all(k, !k.lowerAscii().startsWith('aws:'))"
+	// +kubebuilder:validation:XValidation:message="tag keys must be at most 128 characters",messageExpression="'tag keys must be at most 128 characters; got ' + self.filter(k, size(k) > 128)[0]",rule="self.all(k, size(k) <= 128)"
+	// +kubebuilder:validation:XValidation:message="tag values must be at most 256 characters",messageExpression="'tag values must be at most 256 characters; the value of ' + self.filter(k, size(self[k]) > 256)[0] + ' is longer'",rule="self.all(k, size(self[k]) <= 256)"
+	// +kubebuilder:validation:XValidation:message="tag keys nodesmith.sh/cluster, nodesmith.sh/nodepool, nodesmith.sh/nodeclaim, nodesmith.sh/launch-batch, aws.nodesmith.sh/ec2nodeclass and aws.nodesmith.sh/launch-template-hash are set by Nodesmith",messageExpression="'tag key ' + self.filter(k, k in ['nodesmith.sh/cluster','nodesmith.sh/nodepool','nodesmith.sh/nodeclaim','nodesmith.sh/launch-batch','aws.nodesmith.sh/ec2nodeclass','aws.nodesmith.sh/launch-template-hash'])[0] + ' is set by Nodesmith'",rule="self.all(k, !(k in ['nodesmith.sh/cluster','nodesmith.sh/nodepool','nodesmith.sh/nodeclaim','nodesmith.sh/launch-batch','aws.nodesmith.sh/ec2nodeclass','aws.nodesmith.sh/launch-template-hash']))"
+	// +kubebuilder:validation:XValidation:message="tag keys kubernetes.io/cluster/* and eks:eks-cluster-name are reserved for the cluster",messageExpression="'tag key ' + self.filter(k, k.startsWith('kubernetes.io/cluster/') || k == 'eks:eks-cluster-name')[0] + ' is reserved for the cluster'",rule="self.all(k, !k.startsWith('kubernetes.io/cluster/') && k != 'eks:eks-cluster-name')"
 	// +optional
 	Tags map[string]string `json:"tags,omitempty"`
 	// BlockDeviceMappings of the instances (the root volume by default: 20Gi gp3, encrypted).

@@ -119,12 +119,19 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	for i := range claims.Items {
 		items[i] = &claims.Items[i]
 	}
-	pool.Status.Resources, pool.Status.Nodes = provisioning.Usage(items)
 	now := metav1.NewTime(c.clk.Now())
 	classReady, classRV, err := c.nodeClassReady(ctx, pool)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	// The usage the solver counts against the pool's limits: an in-flight
+	// claim counts its largest instance type, which needs the pool's types
+	// (cached by the provider); without them it counts its requests.
+	var its []*catalog.InstanceType
+	if classReady.Status == metav1.ConditionTrue && provisioning.NeedsTypes(items) {
+		its, _ = c.types.GetInstanceTypes(ctx, pool)
+	}
+	pool.Status.Resources, pool.Status.Nodes = provisioning.Usage(items, its)
 	lifecycle.SetCondition(&pool.Status.Conditions, classReady, pool.Generation, now)
 	valid, err := c.validateOnce(ctx, pool, classReady, classRV)
 	if err != nil {

@@ -66,12 +66,16 @@ func TestStatus(t *testing.T) {
 		class      string
 		reqs       []nsv1.NodeSelectorRequirementWithMinValues
 		claims     int
+		inFlight   int // claims that have not launched: no capacity, may launch as m5.large
 		wantReady  metav1.ConditionStatus
 		wantReason string
 		wantNodes  int64
 		wantCPU    string
 	}{
 		{name: "ready class, two claims", class: readyClass.Name, claims: 2, wantReady: metav1.ConditionTrue, wantReason: "Ready", wantNodes: 2, wantCPU: "8"},
+		// The in-flight claim asks for 1 cpu but counts as the m5.large it
+		// may launch as (2 cpu), as the solver charges it.
+		{name: "an in-flight claim counts its largest instance type", class: readyClass.Name, claims: 1, inFlight: 1, wantReady: metav1.ConditionTrue, wantReason: "Ready", wantNodes: 2, wantCPU: "6"},
 		{name: "class not ready keeps its reason", class: brokenClass.Name, wantReady: metav1.ConditionFalse, wantReason: "SubnetsNotFound", wantCPU: "0"},
 		{name: "class missing", class: "missing-" + suffix, wantReady: metav1.ConditionFalse, wantReason: "NodeClassNotFound", wantCPU: "0"},
 		{name: "class never resolved is not ready", class: unresolvedClass.Name, wantReady: metav1.ConditionFalse, wantReason: "NodeClassNotResolved", wantCPU: "0"},
@@ -95,6 +99,14 @@ func TestStatus(t *testing.T) {
 				}
 				c.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}
 				if err := h.Direct.Status().Update(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+				h.Cached(t, c)
+			}
+			for j := 0; j < tt.inFlight; j++ {
+				c := controllertest.NodeClaim(fmt.Sprintf("%s-inflight-%d", pool.Name, j), pool.Name)
+				c.Spec.Requirements = []nsv1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5.large"}}}
+				if err := h.Direct.Create(ctx, c); err != nil {
 					t.Fatal(err)
 				}
 				h.Cached(t, c)
