@@ -195,9 +195,13 @@ const (
 	DisruptionReasonRebalance DisruptionReason = "Rebalance"
 )
 
-// DisruptionReasons are every reason, in the order disruption considers them.
+// DisruptionReasons are the reasons budgets hold, in the order disruption
+// considers them. Expired is not one: expiry is forceful, as in Karpenter
+// v1 (an expired node goes whatever the budgets say, and still uses up
+// their allowance while it drains); Rebalance is held by budgets only in
+// the interruption handler's drain mode.
 var DisruptionReasons = []DisruptionReason{
-	DisruptionReasonEmpty, DisruptionReasonDrifted, DisruptionReasonExpired, DisruptionReasonUnderutilized,
+	DisruptionReasonEmpty, DisruptionReasonDrifted, DisruptionReasonUnderutilized,
 }
 
 // Budget caps voluntary disruptions, optionally only during a cron window and only for some reasons.
@@ -223,8 +227,11 @@ type Budget struct {
 	// +kubebuilder:validation:Type=string
 	// +optional
 	Duration *metav1.Duration `json:"duration,omitempty"`
-	// Reasons the budget applies to; empty means every reason.
+	// Reasons the budget applies to; empty means every reason. Expired is refused: expiry is
+	// forceful and no budget holds it.
 	// +listType=set
+	// +kubebuilder:validation:MaxItems=5
+	// +kubebuilder:validation:XValidation:message="Expired is not a budget reason: expiry is forceful, as in Karpenter v1, and no budget holds it (an expired node still uses up the other reasons' allowance while it drains)",rule="!self.exists(r, r == 'Expired')"
 	// +optional
 	Reasons []DisruptionReason `json:"reasons,omitempty"`
 }

@@ -289,6 +289,9 @@ func writeNodeReport(w io.Writer, r *whatif.NodeReport) {
 				if c.Allowed != nil {
 					allowed = fmt.Sprint(*c.Allowed)
 				}
+				if c.Forced {
+					allowed = "forced: not held"
+				}
 				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", method, yes, allowed, c.Reason)
 			}
 		})

@@ -122,7 +122,8 @@ func TestConvertV1beta1(t *testing.T) {
 			}
 		})
 	}
-	if got, want := warnings(res), []string{"EC2NodeClass/default: spec.metadataOptions"}; strings.Join(got, "|") != strings.Join(want, "|") {
+	// expireAfter becomes forceful: the user is told.
+	if got, want := warnings(res), []string{"EC2NodeClass/default: spec.metadataOptions", "NodePool/default: spec.disruption.expireAfter"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("warnings = %q, want %q", got, want)
 	}
 }
@@ -307,6 +308,13 @@ func TestConvertCases(t *testing.T) {
 		{name: "a node class of another kind is refused", in: strings.Replace(poolV1, "kind: EC2NodeClass", "kind: KWOKNodeClass", 1),
 			wantErr: "has no Nodesmith equivalent"},
 		{name: "an unknown consolidation policy is refused", in: poolV1 + "  disruption: {consolidationPolicy: Sometimes}\n", wantErr: "unknown consolidationPolicy"},
+		{name: "Expired is dropped from budget reasons (expiry is forceful)",
+			in:       poolV1 + "  disruption:\n    budgets: [{nodes: \"1\", reasons: [Drifted, Expired]}, {nodes: \"0\", reasons: [Expired]}]\n",
+			wantWarn: []string{"drops Expired", "drops Expired"},
+			check: func(r *Result) bool {
+				b := pools(r)["p"].Spec.Disruption.Budgets
+				return len(b) == 1 && b[0].Nodes == "1" && len(b[0].Reasons) == 1 && b[0].Reasons[0] == nsv1.DisruptionReasonDrifted
+			}},
 		{name: "a bad duration is refused", in: poolV1 + "  disruption: {consolidateAfter: 3 days}\n", wantErr: "consolidateAfter"},
 		{name: "v1alpha5 is refused with the way forward", in: "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata: {name: old}\n",
 			wantErr: "upgrade it with Karpenter's own migration"},

@@ -186,6 +186,9 @@ func (c *converter) disruption(np *nsv1.NodePool, f *fields) {
 			c.warn(f.at("expireAfter"), "is also set in spec.template.spec; the template's value is kept")
 		} else {
 			c.duration(&np.Spec.Template.Spec.ExpireAfter, v, f.at("expireAfter"))
+			if !np.Spec.Template.Spec.ExpireAfter.IsNever() {
+				c.warn(f.at("expireAfter"), "moves to spec.template.spec.expireAfter and becomes forceful, as in Karpenter v1: budgets no longer pace expiry, and PDBs and do-not-disrupt hold an expired node's drain only until spec.template.spec.terminationGracePeriod (unbounded when unset)")
+			}
 		}
 	}
 	for _, b := range f.list("budgets") {
@@ -195,6 +198,20 @@ func (c *converter) disruption(np *nsv1.NodePool, f *fields) {
 		b.decode("duration", &out.Duration)
 		b.decode("reasons", &out.Reasons)
 		b.done()
+		listed := len(out.Reasons) > 0
+		kept := out.Reasons[:0]
+		for _, r := range out.Reasons {
+			if r == nsv1.DisruptionReasonExpired {
+				c.warn(b.at("reasons"), "drops Expired: expiry is forceful and no budget holds it")
+				continue
+			}
+			kept = append(kept, r)
+		}
+		out.Reasons = kept
+		if len(kept) == 0 && listed {
+			// Only Expired was listed: the budget held nothing else.
+			continue
+		}
 		if out.Nodes == "" {
 			out.Nodes = "10%"
 		}

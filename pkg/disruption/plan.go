@@ -8,6 +8,7 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
 // Compute proposes the plan's actions: a repack toward the from-scratch
@@ -38,10 +39,24 @@ func compute(in Input) (*Plan, *working, error) {
 		Candidates: map[nsv1.DisruptionReason]int{}, Allowed: w.budgets.allowance(), BudgetErrors: w.budgets.errs,
 	}
 	pdbs := pdbViews(in.Snapshot.PDBs)
-	var eligible []*nodeInfo
+	// Expiry is forceful (Karpenter v1): an expired node goes whatever
+	// blocks a voluntary disruption — do-not-disrupt, PDBs, nominations,
+	// budgets (it still uses them up) — so it is planned first, over every
+	// node not already on its way out; the drain then honours PDBs and
+	// do-not-disrupt until the claim's terminationGracePeriod runs out.
+	var live []*nodeInfo
 	for _, n := range w.nodes {
-		if n.disrupting {
-			continue // already on its way out
+		if !n.disrupting {
+			live = append(live, n)
+		}
+	}
+	if err := w.expiration(live, out); err != nil {
+		return nil, nil, err
+	}
+	var eligible []*nodeInfo
+	for _, n := range live {
+		if n.removed {
+			continue // expired
 		}
 		if reason, msg, blocked := w.blocker(n, pdbs); blocked {
 			w.skip(n, reason, msg)
@@ -60,7 +75,7 @@ func compute(in Input) (*Plan, *working, error) {
 	for _, step := range []struct {
 		run   func([]*nodeInfo, *Plan) error
 		nodes []*nodeInfo
-	}{{w.repack, consolidable}, {w.emptiness, consolidable}, {w.drift, eligible}, {w.expiration, eligible}, {w.consolidation, consolidable}} {
+	}{{w.repack, consolidable}, {w.emptiness, consolidable}, {w.drift, eligible}, {w.consolidation, consolidable}} {
 		if err := step.run(step.nodes, out); err != nil {
 			return nil, nil, err
 		}
@@ -134,15 +149,45 @@ func (w *working) drift(eligible []*nodeInfo, out *Plan) error {
 	})
 }
 
-// expiration replaces nodes older than their claim's expireAfter.
-func (w *working) expiration(eligible []*nodeInfo, out *Plan) error {
-	return w.replaceEach(eligible, out, MethodExpiration, nsv1.DisruptionReasonExpired, func(n *nodeInfo) (string, bool) {
+// expiration replaces nodes older than their claim's expireAfter. It is
+// forced: no budget, PDB, do-not-disrupt or nomination holds it, the
+// executor carries it out without validation and drains at once, launching
+// the replacements in the same step (Karpenter's forceful methods do not
+// wait for a replacement). The action still counts against its pool's
+// budget, so voluntary disruptions wait while expired nodes go. Pods that
+// fit nowhere do not hold it either: they wait Pending for the provisioner,
+// as they would after any forced loss of a node.
+func (w *working) expiration(live []*nodeInfo, out *Plan) error {
+	for _, n := range live {
+		if n.removed {
+			continue
+		}
 		at, ok := expiry(n)
 		if !ok || !w.due(at) {
-			return "", false
+			continue
 		}
-		return fmt.Sprintf("expired at %s (expireAfter %s)", at.UTC().Format(time.RFC3339), n.claim.Spec.ExpireAfter.Duration), true
-	})
+		why := fmt.Sprintf("expired at %s (expireAfter %s)", at.UTC().Format(time.RFC3339), n.claim.Spec.ExpireAfter.Duration)
+		out.Candidates[nsv1.DisruptionReasonExpired]++
+		var (
+			a    *Action
+			plan *scheduling.Plan
+			err  error
+		)
+		if w.solves >= w.opts.MaxSolves || n.received {
+			// No simulation left (or the node took pods earlier in this
+			// plan): delete without replacements; the provisioner plans
+			// the pods once they are Pending.
+			a = w.newAction(MethodExpiration, nsv1.DisruptionReasonExpired, []*nodeInfo{n}, why)
+			a.Savings = n.price
+			a.Message = fmt.Sprintf("%s: %s; deleting it, the provisioner places its %d pods", describe(n), why, len(n.movable))
+		} else if a, plan, _, _, err = w.replaceAll(n, MethodExpiration, nsv1.DisruptionReasonExpired, why, true); err != nil {
+			return err
+		}
+		a.Forced = true
+		w.commit(a, plan)
+		out.Actions = append(out.Actions, a)
+	}
+	return nil
 }
 
 func (w *working) replaceEach(eligible []*nodeInfo, out *Plan, m Method, reason nsv1.DisruptionReason, due func(*nodeInfo) (string, bool)) error {
@@ -162,7 +207,7 @@ func (w *working) replaceEach(eligible []*nodeInfo, out *Plan, m Method, reason 
 			w.skip(n, SkipNotEvaluated, fmt.Sprintf("node %s %s; this plan's solver budget ran out before it", n.name, why))
 			continue
 		}
-		a, plan, skip, msg, err := w.replaceAll(n, m, reason, why)
+		a, plan, skip, msg, err := w.replaceAll(n, m, reason, why, false)
 		if err != nil {
 			return err
 		}

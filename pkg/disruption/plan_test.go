@@ -487,6 +487,60 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
+			name: "forced expiry: a do-not-disrupt pod does not keep an expired node",
+			build: func() Input {
+				w := newWorld(pool("p"))
+				a := w.node("p", "small", "zone-a", od, createdAgo(721*time.Hour))
+				w.pod(a, "1500m", podAnnotation(nsv1.AnnotationDoNotDisrupt, "true"))
+				return w.input()
+			},
+			want:        []string{"Expiration[p-01]+1"},
+			checkAction: forcedExpiry,
+		},
+		{
+			name: "forced expiry: a do-not-disrupt node and a PDB that allows nothing do not keep it",
+			build: func() Input {
+				w := newWorld(pool("p"))
+				a := w.node("p", "small", "zone-a", od, createdAgo(721*time.Hour), nodeAnnotation(nsv1.AnnotationDoNotDisrupt, "true"))
+				w.pod(a, "1500m", labelled("app", "db"))
+				w.pdb("db", 0, map[string]string{"app": "db"})
+				return w.input()
+			},
+			want:        []string{"Expiration[p-01]+1"},
+			checkAction: forcedExpiry,
+		},
+		{
+			name: "forced expiry: a zero budget does not hold it, and it uses up the budget of the rest",
+			build: func() Input {
+				w := newWorld(pool("p", budgets(nsv1.Budget{Nodes: "1"})))
+				a := w.node("p", "medium", "zone-a", od, createdAgo(721*time.Hour))
+				w.pod(a, "3")
+				b := w.node("p", "medium", "zone-a", od, createdAgo(800*time.Hour))
+				w.pod(b, "3")
+				w.node("p", "small", "zone-a", od) // empty, too small for their pods: held by the budget the expiries used
+				return w.input()
+			},
+			want:        []string{"Expiration[p-01]+1", "Expiration[p-03]+1"},
+			wantSkips:   map[string]SkipReason{"p-05": SkipBudget},
+			checkAction: forcedExpiry,
+		},
+		{
+			name: "forced expiry: pods that fit nowhere do not keep it",
+			build: func() Input {
+				w := newWorld(pool("p", budgets(nsv1.Budget{Nodes: "0"})))
+				a := w.node("p", "small", "zone-a", od, createdAgo(721*time.Hour))
+				w.pod(a, "1500m", pinnedTo(a))
+				return w.input()
+			},
+			want: []string{"Expiration[p-01]"},
+			checkAction: func(t *testing.T, a *Action) {
+				forcedExpiry(t, a)
+				if !strings.Contains(a.Message, "fit nowhere") {
+					t.Errorf("message %q does not say the pod waits Pending", a.Message)
+				}
+			},
+		},
+		{
 			name: "expireAfter Never never expires",
 			build: func() Input {
 				w := newWorld(pool("p"))
@@ -564,9 +618,8 @@ func TestPlan(t *testing.T) {
 				return w.input()
 			},
 			// The expired node's pod moves onto the empty node the Empty
-			// budget keeps.
-			want:      []string{"Expiration[p-02]"},
-			wantSkips: map[string]SkipReason{"p-01": SkipBudget},
+			// budget keeps, which then is no longer empty.
+			want: []string{"Expiration[p-02]"},
 		},
 		{
 			name: "a replacement of a command in progress is left alone",
@@ -643,4 +696,12 @@ func spotCatalog(n int) []*catalog.InstanceType {
 		out = append(out, itype(fmt.Sprintf("small-%02d", i), 1, 0.20, 0.01*float64(i+1)))
 	}
 	return out
+}
+
+// forcedExpiry checks an action is a forced expiry.
+func forcedExpiry(t *testing.T, a *Action) {
+	t.Helper()
+	if a.Method != MethodExpiration || a.Reason != nsv1.DisruptionReasonExpired || !a.Forced {
+		t.Errorf("action %s: method %s, reason %s, forced %v; want a forced Expiration", summary(a), a.Method, a.Reason, a.Forced)
+	}
 }

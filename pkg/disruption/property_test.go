@@ -25,9 +25,9 @@ func randomBudgets(r *rand.Rand) []nsv1.Budget {
 			b.Nodes = fmt.Sprintf("%d%%", []int{0, 10, 25, 50, 100}[r.Intn(5)])
 		}
 		if r.Intn(3) == 0 {
-			b.Reasons = []nsv1.DisruptionReason{nsv1.DisruptionReasons[r.Intn(4)]}
+			b.Reasons = []nsv1.DisruptionReason{nsv1.DisruptionReasons[r.Intn(len(nsv1.DisruptionReasons))]}
 			if r.Intn(2) == 0 {
-				b.Reasons = append(b.Reasons, nsv1.DisruptionReasons[r.Intn(4)])
+				b.Reasons = append(b.Reasons, nsv1.DisruptionReasons[r.Intn(len(nsv1.DisruptionReasons))])
 			}
 		}
 		if r.Intn(3) == 0 {
@@ -100,10 +100,11 @@ func randomWorld(r *rand.Rand) *world {
 // TestPlanProperties: over random clusters and budget schedules, no plan
 // exceeds a pool's budget for any reason (counting the nodes already being
 // deleted), no node is disrupted twice, and no do-not-disrupt pod or node
-// is touched.
+// is touched — except by a forced action (expiry), which only expired nodes
+// get and which still uses up the budget voluntary actions see.
 func TestPlanProperties(t *testing.T) {
 	const runs = 300
-	actions := 0
+	actions, forced := 0, 0
 	for seed := int64(0); seed < runs; seed++ {
 		r := rand.New(rand.NewSource(seed))
 		w := randomWorld(r)
@@ -132,6 +133,14 @@ func TestPlanProperties(t *testing.T) {
 				}
 				seen[c.Claim.Name] = true
 				disrupting[c.NodePool]++
+				if a.Forced {
+					if a.Method != MethodExpiration || c.Claim.Spec.ExpireAfter.Duration == nil ||
+						c.Claim.CreationTimestamp.Add(*c.Claim.Spec.ExpireAfter.Duration).After(at) {
+						t.Fatalf("seed %d: forced %s of node %s, which has not expired", seed, a.Method, c.Node.Name)
+					}
+					forced++
+					continue
+				}
 				if c.Node.Annotations[nsv1.AnnotationDoNotDisrupt] == "true" {
 					t.Fatalf("seed %d: do-not-disrupt node %s disrupted", seed, c.Node.Name)
 				}
@@ -140,6 +149,9 @@ func TestPlanProperties(t *testing.T) {
 						t.Fatalf("seed %d: %s: node %s disrupted (%s)", seed, why, c.Node.Name, a.Method)
 					}
 				}
+			}
+			if a.Forced {
+				continue
 			}
 			for _, p := range a.Pods {
 				if blocked, _, _ := lifecycle.DoNotDisrupt(p, at); blocked {
@@ -167,7 +179,10 @@ func TestPlanProperties(t *testing.T) {
 	if actions < runs/2 {
 		t.Fatalf("only %d actions over %d random clusters: the property is not exercised", actions, runs)
 	}
-	t.Logf("%d actions over %d random clusters", actions, runs)
+	if forced == 0 {
+		t.Fatalf("no forced expiry over %d random clusters: the exemption is not exercised", runs)
+	}
+	t.Logf("%d actions (%d nodes expired by force) over %d random clusters", actions, forced, runs)
 }
 
 func touches(a *Action, pool string) bool {

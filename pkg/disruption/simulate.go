@@ -45,8 +45,9 @@ func (w *working) newAction(m Method, r nsv1.DisruptionReason, cands []*nodeInfo
 }
 
 // replaceAll decides a drift or expiry of n: its pods go to other nodes and
-// as many new claims as they need; only pods with nowhere to go stop it.
-func (w *working) replaceAll(n *nodeInfo, m Method, r nsv1.DisruptionReason, why string) (*Action, *scheduling.Plan, SkipReason, string, error) {
+// as many new claims as they need. Pods with nowhere to go stop a voluntary
+// method; a forced one goes anyway, and they wait Pending.
+func (w *working) replaceAll(n *nodeInfo, m Method, r nsv1.DisruptionReason, why string, forced bool) (*Action, *scheduling.Plan, SkipReason, string, error) {
 	a := w.newAction(m, r, []*nodeInfo{n}, why)
 	if len(n.movable) == 0 {
 		a.Savings = n.price
@@ -57,15 +58,19 @@ func (w *working) replaceAll(n *nodeInfo, m Method, r nsv1.DisruptionReason, why
 	if err != nil {
 		return nil, nil, "", "", err
 	}
-	if len(plan.Unschedulable) > 0 {
-		return nil, nil, SkipNowhereToGo, fmt.Sprintf("%s: %s, but %d of its pods fit nowhere else: %s",
-			describe(n), why, len(plan.Unschedulable), plan.Unschedulable[0].Reason), nil
+	stranded := ""
+	if k := len(plan.Unschedulable); k > 0 {
+		if !forced {
+			return nil, nil, SkipNowhereToGo, fmt.Sprintf("%s: %s, but %d of its pods fit nowhere else: %s",
+				describe(n), why, k, plan.Unschedulable[0].Reason), nil
+		}
+		stranded = fmt.Sprintf("; %d of its pods fit nowhere (%s) and wait Pending", k, plan.Unschedulable[0].Reason)
 	}
 	for _, cp := range plan.NewClaims {
 		a.Replacements = append(a.Replacements, w.rename(cp))
 	}
 	a.Savings = n.price - a.ReplacementPrice()
-	a.Message = fmt.Sprintf("%s: %s; %s", describe(n), why, moveSummary(len(a.Pods), a.Replacements))
+	a.Message = fmt.Sprintf("%s: %s; %s%s", describe(n), why, moveSummary(len(a.Pods), a.Replacements), stranded)
 	return a, plan, "", "", nil
 }
 

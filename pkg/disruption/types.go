@@ -145,6 +145,12 @@ type Action struct {
 	Savings float64
 	// Message is a human summary for events and logs.
 	Message string
+	// Forced: the method is forceful (expiry). No budget, PDB or
+	// do-not-disrupt held it back (the drain still honours PDBs and
+	// do-not-disrupt until the claim's terminationGracePeriod ends); the
+	// executor carries it out without validation and deletes the
+	// candidates in the same step as it launches the replacements.
+	Forced bool
 }
 
 // Price is the candidates' total $/h.

@@ -54,6 +54,10 @@ type Check struct {
 	Method string `json:"method,omitempty"`
 	// Candidate says the node would be disrupted now.
 	Candidate bool `json:"candidate"`
+	// Forced says the method is forceful (expiry): no budget, PDB or
+	// do-not-disrupt holds it; the drain honours PDBs and do-not-disrupt
+	// until the claim's terminationGracePeriod ends.
+	Forced bool `json:"forced,omitempty"`
 	// Skip is the planner's reason code for leaving the node
 	// (pkg/disruption.SkipReason), empty for a candidate.
 	Skip string `json:"skip,omitempty"`
@@ -177,7 +181,7 @@ func nodeCheck(plan *disruption.Plan, claim, pool string) Check {
 			if c.Claim.Name != claim {
 				continue
 			}
-			ch := Check{Method: string(a.Method), Candidate: true, Reason: a.Message, Savings: a.Savings}
+			ch := Check{Method: string(a.Method), Candidate: true, Forced: a.Forced, Reason: a.Message, Savings: a.Savings}
 			if n, ok := plan.Allowed[pool][a.Reason]; ok {
 				ch.Allowed = &n
 			}

@@ -24,8 +24,9 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
-// The roll area of the lab: an AMI roll and an expiry under disruption
-// budgets, each with its own NodePool and EC2NodeClass, in one namespace.
+// The roll area of the lab: an AMI roll under a disruption budget and a
+// forced expiry that a zero budget does not hold, each with its own
+// NodePool and EC2NodeClass, in one namespace.
 const (
 	rollNS = "roll"
 	// rollAMIPool's class selects images by rollImageTag; the step
@@ -34,11 +35,13 @@ const (
 	rollAMIPool   = "roll-ami"
 	rollAMINodes  = 6
 	rollAMIBudget = 2
-	// rollExpirePool's nodes expire 2 minutes after they are made.
+	// rollExpirePool's nodes expire 2 minutes after they are made; its
+	// budget allows no voluntary disruption, which must not hold expiry
+	// (forceful since Karpenter v1).
 	rollExpirePool   = "roll-expire"
 	rollExpireAfter  = 2 * time.Minute
 	rollExpireNodes  = 2
-	rollExpireBudget = 1
+	rollExpireBudget = 0
 	rollImageTag     = "nodesmith.sh/lab-roll"
 	// rollPodCPU is more than half a large instance's allocatable cpu: one
 	// pod per node, so every node holds a pod that must move and no pod
@@ -147,9 +150,11 @@ func amiRoll(t *testing.T) {
 	stopRollWorkload(t, rollAMIPool)
 }
 
-// expireRoll: two nodes of a pool with expireAfter 2m, budget one node,
-// each running one pod of a Deployment with a PDB; each node must be
-// replaced once it expires (not before), one at a time.
+// expireRoll: two nodes of a pool with expireAfter 2m and a budget of zero
+// nodes, each running one pod of a Deployment with a PDB; each node must be
+// replaced once it expires (not before) although the budget allows
+// nothing: expiry is forced. Both may go at once; the PDB still keeps one
+// pod running while they drain.
 func expireRoll(t *testing.T) {
 	rollPool(t, rollExpirePool, []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}}, func(p *nsv1.NodePool) {
 		p.Spec.Template.Spec.ExpireAfter = nsv1.MustParseNillableDuration(rollExpireAfter.String())
@@ -165,7 +170,7 @@ func expireRoll(t *testing.T) {
 	checkInstances(t, rollExpirePool, nil)
 	// No bound on instances: a replacement that expires in turn before the
 	// last original is gone (a slow machine) is replaced as it should be.
-	w.check(t, originals, rollExpireBudget, rollExpireNodes, 0, string(nsv1.DisruptionReasonExpired))
+	w.check(t, originals, rollExpireNodes, rollExpireNodes, 0, string(nsv1.DisruptionReasonExpired))
 	var lines []string
 	traces := w.traces()
 	for _, c := range originals {

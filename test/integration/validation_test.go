@@ -137,6 +137,8 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 			"duration must be whole hours and/or minutes (8h, 30m, 1h30m)"},
 		{"budget reason unknown", pool(setBudget(v1.Budget{Nodes: "1", Reasons: []v1.DisruptionReason{"Interrupted"}})),
 			`Unsupported value: "Interrupted": supported values: "Empty", "Underutilized", "Drifted", "Expired", "Rebalance"`},
+		{"budget reason Expired (expiry is forceful)", pool(setBudget(v1.Budget{Nodes: "0", Reasons: []v1.DisruptionReason{v1.DisruptionReasonDrifted, v1.DisruptionReasonExpired}})),
+			"Expired is not a budget reason: expiry is forceful, as in Karpenter v1, and no budget holds it"},
 		{"spot risk ceiling of 0", pool(func(np *v1.NodePool) { np.Spec.Template.Spec.MaxSpotInterruptionRisk = ptr[int32](0) }),
 			"maxSpotInterruptionRisk: Invalid value: 0: spec.template.spec.maxSpotInterruptionRisk in body should be greater than or equal to 1"},
 		{"spot risk ceiling above 100", pool(func(np *v1.NodePool) { np.Spec.Template.Spec.MaxSpotInterruptionRisk = ptr[int32](101) }),

@@ -142,17 +142,29 @@ func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
 	c.last = plan
 	c.mu.Unlock()
 	c.observe(snap, plan)
+	// Forced actions (expiry) are not validated: nothing a second look
+	// could find holds them back.
+	voluntary := plan.Actions[:0:0]
+	for _, a := range plan.Actions {
+		if !a.Forced {
+			voluntary = append(voluntary, a)
+			continue
+		}
+		if err := c.execute(ctx, snap, a, start); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	if p == nil {
-		if len(plan.Actions) == 0 {
+		if len(voluntary) == 0 {
 			return reconcile.Result{RequeueAfter: idle}, nil
 		}
 		c.mu.Lock()
-		c.pending = &pendingPlan{actions: plan.Actions, due: start.Add(c.opts.ValidationDelay)}
+		c.pending = &pendingPlan{actions: voluntary, due: start.Add(c.opts.ValidationDelay)}
 		c.mu.Unlock()
-		log.FromContext(ctx).Info("disruption planned; validating", "actions", len(plan.Actions), "after", c.opts.ValidationDelay.String())
+		log.FromContext(ctx).Info("disruption planned; validating", "actions", len(voluntary), "after", c.opts.ValidationDelay.String())
 		return reconcile.Result{RequeueAfter: c.opts.ValidationDelay}, nil
 	}
-	carry, failed, rest := validated(p.actions, plan.Actions)
+	carry, failed, rest := validated(p.actions, voluntary)
 	for _, a := range failed {
 		c.validationFailed(a)
 	}

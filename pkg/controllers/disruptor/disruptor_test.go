@@ -390,3 +390,43 @@ func TestValidated(t *testing.T) {
 		}
 	}
 }
+
+// Expiry is forceful (Karpenter v1): an expired node is replaced and
+// deleted in the same step — no validation wait, no budget (zero here), no
+// do-not-disrupt pod holds it — and its replacement is launched with it.
+func TestExpiryIsForcedPastBudgetAndDoNotDisrupt(t *testing.T) {
+	f := newFixture(t, func(p *nsv1.NodePool) { p.Spec.Disruption.Budgets = []nsv1.Budget{{Nodes: "0"}} })
+	n := f.node("large", func(c *nsv1.NodeClaim) { c.Spec.ExpireAfter = nsv1.MustParseNillableDuration("1m") })
+	f.clk.Step(2 * time.Minute)
+	p := f.pod(n, "6")
+	base := p.DeepCopy()
+	p.Annotations = map[string]string{nsv1.AnnotationDoNotDisrupt: "true"}
+	if err := h.Direct.Patch(context.Background(), p, client.MergeFrom(base)); err != nil {
+		t.Fatal(err)
+	}
+	h.Cached(t, p)
+	f.step()
+	if !f.deleting(n) {
+		t.Fatal("an expired node was not deleted at once (budget 0, a do-not-disrupt pod)")
+	}
+	claim := f.claim(n)
+	cmd := claim.Annotations[nsv1.AnnotationDisruptionCommand]
+	if cmd == "" || claim.Annotations[nsv1.AnnotationDisruptionReason] != string(nsv1.DisruptionReasonExpired) {
+		t.Fatalf("the expired claim carries no Expired command: %v", claim.Annotations)
+	}
+	var repl *nsv1.NodeClaim
+	for _, c := range f.claimsOfPool() {
+		if c.Annotations[nsv1.AnnotationReplacementFor] == cmd {
+			repl = c.DeepCopy()
+		}
+	}
+	if repl == nil {
+		t.Fatalf("no replacement launched with the expiry (command %s)", cmd)
+	}
+	if got := testutil.ToFloat64(f.m.Disruption.Decisions.WithLabelValues("Expiration", "Expired", "replace")); got != 1 {
+		t.Errorf("decisions metric %v, want 1", got)
+	}
+	if ev := f.events(); !strings.Contains(ev, "Expired") || !strings.Contains(ev, n) {
+		t.Errorf("no Expired event for %s in:\n%s", n, ev)
+	}
+}

@@ -41,7 +41,17 @@ func (c *Controller) execute(ctx context.Context, snap *state.Snapshot, a *disru
 	// Counters only grow: a drift onto dearer nodes adds nothing.
 	c.metrics.Disruption.Savings.WithLabelValues(string(a.Reason)).Add(max(0, a.Savings))
 	if decision == decisionReplace {
-		return c.startCommand(ctx, snap, a, now)
+		if err := c.startCommand(ctx, snap, a, now); err != nil {
+			return err
+		}
+		if !a.Forced {
+			return nil
+		}
+		// A forced method drains at once: the replacements boot while the
+		// termination controller drains (PDBs and do-not-disrupt hold
+		// until the claim's terminationGracePeriod ends), and the command's
+		// marks keep them from being taken for empty capacity until the
+		// candidates are gone.
 	}
 	for _, cand := range a.Candidates {
 		// A copy: the snapshot's objects are the cache's.
@@ -99,6 +109,9 @@ func (c *Controller) startCommand(ctx context.Context, snap *state.Snapshot, a *
 		c.metrics.NodeClaimsCreated.WithLabelValues(pool.Name, "disruption").Inc()
 		c.recorder.Publish(events.DisruptionReplacement(claim, fmt.Sprintf("replaces %s (%s): %d pods, %d launch options from $%.4f/h",
 			candidateNames(a), a.Reason, len(r.Pods), len(r.Options), r.Price())))
+	}
+	if a.Forced {
+		return nil // execute deletes the candidates now, with its own Event
 	}
 	for _, cand := range a.Candidates {
 		c.recorder.Publish(events.Disrupting(cand.Claim, string(a.Reason),

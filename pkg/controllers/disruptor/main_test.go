@@ -107,6 +107,9 @@ func (f *fixture) node(it string, mutate func(*nsv1.NodeClaim)) string {
 	}
 	claim.Annotations = map[string]string{nsv1.AnnotationNodePoolHash: f.pool.Hash(), nsv1.AnnotationNodePoolHashVersion: nsv1.NodePoolHashVersion}
 	claim.Spec.NodeClassRef = f.pool.Spec.Template.Spec.NodeClassRef
+	if mutate != nil {
+		mutate(claim) // the spec is immutable: set it at creation (the status is set below)
+	}
 	if err := h.Direct.Create(ctx, claim); err != nil {
 		f.t.Fatal(err)
 	}
