@@ -19,6 +19,7 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/clusterinfo"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	pricingctrl "github.com/nodesmith/nodesmith/pkg/controllers/pricing"
@@ -86,7 +87,8 @@ func newAWS(ctx context.Context, o *Options, restCfg *rest.Config, kube client.C
 		NodeClasses: getClass,
 		Options: awsprovider.Options{
 			Region: region, KubernetesVersion: info.KubernetesVersion, DiscoverInstanceTypes: true,
-			Log: ctrl.Log.WithName("aws"), OnEvent: providerEvents(rec),
+			Catalog: catalogOptions(o),
+			Log:     ctrl.Log.WithName("aws"), OnEvent: providerEvents(rec),
 		},
 	})
 	if err != nil {
@@ -134,4 +136,16 @@ func addCatalogSingletons(mgr ctrl.Manager, o *Options, p *awsprovider.Provider,
 		}
 	}
 	return nil
+}
+
+// catalogOptions are the settings that shape every instance type's
+// allocatable: the VM memory overhead (the catalog reads 0 as its default,
+// so an explicit 0 is passed as a negative share, which it reads as none)
+// and the ENIs kept from pod networking.
+func catalogOptions(o *Options) catalog.Options {
+	overhead := o.VMMemoryOverheadPercent
+	if overhead == 0 {
+		overhead = -1
+	}
+	return catalog.Options{VMMemoryOverheadPercent: overhead, ReservedENIs: o.ReservedENIs}
 }

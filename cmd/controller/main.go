@@ -9,6 +9,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"time"
 
@@ -38,6 +40,7 @@ import (
 	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
 func main() {
@@ -83,7 +86,8 @@ func run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("finding the cluster: %w", err)
 	}
-	cfg.QPS, cfg.Burst = 200, 400 // thousand-pod scale-ups write many objects at once
+	// Thousand-pod scale-ups write many objects at once (defaults 200 and 400).
+	cfg.QPS, cfg.Burst = float32(o.KubeClientQPS), o.KubeClientBurst
 	var leader *leaderLease
 	if o.LeaderElect {
 		if leader, err = newLeaderLease(cfg, o.LeaderElectionNS); err != nil {
@@ -92,7 +96,7 @@ func run(ctx context.Context, o *Options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  s,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr, ExtraHandlers: profilingHandlers(o.EnableProfiling)},
 		HealthProbeBindAddress:  o.HealthAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        leaseName,
@@ -129,6 +133,7 @@ func run(ctx context.Context, o *Options) error {
 			FeatureGates:              o.FeatureGates,
 			DisruptionValidationDelay: o.DisruptionValidationDelay,
 			ConsolidationMinSavings:   o.ConsolidationMinSavings,
+			PreferencePolicy:          scheduling.PreferencePolicy(o.PreferencePolicy),
 		},
 		Interruption: interruptionConfig(o, awsCfg, mgr.GetAPIReader(), provider),
 	})
@@ -176,5 +181,19 @@ func interruptionConfig(o *Options, awsCfg aws.Config, fresh client.Reader, prov
 	return &controllers.Interruption{
 		SQS: sqs.NewFromConfig(awsCfg), Options: opts, Fresh: fresh,
 		Unavailable: provider.Unavailable(), History: provider.Interruptions(),
+	}
+}
+
+// profilingHandlers are Go's pprof endpoints for the metrics server, when on.
+func profilingHandlers(on bool) map[string]http.Handler {
+	if !on {
+		return nil
+	}
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+		"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
 	}
 }

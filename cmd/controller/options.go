@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/controllers"
 	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
 	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
@@ -18,6 +19,7 @@ import (
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/provisioning/batcher"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
 // Options are the controller's settings: flags, each defaulting to an
@@ -61,6 +63,22 @@ type Options struct {
 	// ConsolidationMinSavings is the least share of its nodes' price a
 	// consolidation must save.
 	ConsolidationMinSavings float64
+	// PreferencePolicy is Respect (soft constraints shape the plan) or
+	// Ignore (the solver drops them), as Karpenter's PREFERENCE_POLICY.
+	PreferencePolicy string
+	// VMMemoryOverheadPercent is the share of an instance's memory the
+	// hypervisor keeps, taken out of allocatable (0.075).
+	VMMemoryOverheadPercent float64
+	// ReservedENIs are network interfaces kept from pod networking, taken
+	// out of the max-pods count (0).
+	ReservedENIs int
+	// KubeClientQPS and KubeClientBurst rate-limit the controller's
+	// Kubernetes client.
+	KubeClientQPS   int
+	KubeClientBurst int
+	// EnableProfiling serves Go's pprof under /debug/pprof/ on the metrics
+	// address.
+	EnableProfiling bool
 }
 
 // knownGates are the feature switches this build understands, with their
@@ -140,6 +158,30 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 	dur(&o.NominationTTL, "nomination-ttl", "NOMINATION_TTL", provisioning.DefaultNominationTTL, "how long a pod planned onto in-flight capacity is kept out of new batches")
 	dur(&o.DisruptionValidationDelay, "disruption-validation-delay", "DISRUPTION_VALIDATION_DELAY", disruptor.DefaultValidationDelay,
 		"a disruption is carried out only if it still holds when planned again this much later")
+	str(&o.PreferencePolicy, "preference-policy", "PREFERENCE_POLICY", string(scheduling.PreferenceRespect),
+		"Respect: preferred affinity, preferred spread and ScheduleAnyway spread shape the plan (relaxed one at a time when they cannot all hold); Ignore: the solver drops them")
+	num(&o.ReservedENIs, "reserved-enis", "RESERVED_ENIS", 0, "network interfaces per instance kept from pod networking (e.g. for custom networking), taken out of the max-pods count")
+	num(&o.KubeClientQPS, "kube-client-qps", "KUBE_CLIENT_QPS", 200, "sustained requests per second to the Kubernetes API server")
+	num(&o.KubeClientBurst, "kube-client-burst", "KUBE_CLIENT_BURST", 400, "requests the Kubernetes client may send at once above --kube-client-qps")
+	overhead := catalog.DefaultVMMemoryOverheadPercent
+	if e := env("VM_MEMORY_OVERHEAD_PERCENT"); e != "" {
+		f, err := strconv.ParseFloat(e, 64)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("VM_MEMORY_OVERHEAD_PERCENT=%q is not a number", e))
+		}
+		overhead = f
+	}
+	fs.Float64Var(&o.VMMemoryOverheadPercent, "vm-memory-overhead-percent", overhead,
+		"share of an instance's memory the hypervisor keeps, taken out of allocatable, e.g. 0.075 (env VM_MEMORY_OVERHEAD_PERCENT)")
+	profiling := false
+	if e := env("ENABLE_PROFILING"); e != "" {
+		b, err := strconv.ParseBool(e)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("ENABLE_PROFILING=%q is not a boolean", e))
+		}
+		profiling = b
+	}
+	fs.BoolVar(&o.EnableProfiling, "enable-profiling", profiling, "serve Go's pprof under /debug/pprof/ on the metrics address (env ENABLE_PROFILING)")
 	minSavings := disruption.DefaultMinSavingsShare
 	if e := env("CONSOLIDATION_MIN_SAVINGS"); e != "" {
 		f, err := strconv.ParseFloat(e, 64)
@@ -211,6 +253,20 @@ func (o *Options) validate() error {
 	}
 	if o.ConsolidationMinSavings <= 0 || o.ConsolidationMinSavings > 1 {
 		errs = append(errs, fmt.Sprintf("--consolidation-min-savings %v: want a share above 0 and at most 1 (0.10 is 10 %%)", o.ConsolidationMinSavings))
+	}
+	switch scheduling.PreferencePolicy(o.PreferencePolicy) {
+	case scheduling.PreferenceRespect, scheduling.PreferenceIgnore:
+	default:
+		errs = append(errs, fmt.Sprintf("--preference-policy %q: want Respect or Ignore", o.PreferencePolicy))
+	}
+	if o.VMMemoryOverheadPercent < 0 || o.VMMemoryOverheadPercent >= 1 {
+		errs = append(errs, fmt.Sprintf("--vm-memory-overhead-percent %v: want a share from 0 to below 1 (0.075 is 7.5 %%)", o.VMMemoryOverheadPercent))
+	}
+	if o.ReservedENIs < 0 {
+		errs = append(errs, fmt.Sprintf("--reserved-enis %d: want 0 or more", o.ReservedENIs))
+	}
+	if o.KubeClientQPS < 1 || o.KubeClientBurst < o.KubeClientQPS {
+		errs = append(errs, fmt.Sprintf("--kube-client-qps %d and --kube-client-burst %d: want 1 <= qps <= burst", o.KubeClientQPS, o.KubeClientBurst))
 	}
 	switch o.LogLevel {
 	case "debug", "info", "error":

@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 )
 
 func TestParse(t *testing.T) {
@@ -65,6 +69,28 @@ func TestParse(t *testing.T) {
 				}
 				return ""
 			}},
+		{name: "Karpenter's settings: preference policy, VM overhead, reserved ENIs, client rate, profiling", args: []string{"--cluster-name=lab"},
+			env: map[string]string{"PREFERENCE_POLICY": "Ignore", "VM_MEMORY_OVERHEAD_PERCENT": "0.05", "RESERVED_ENIS": "1",
+				"KUBE_CLIENT_QPS": "50", "KUBE_CLIENT_BURST": "100", "ENABLE_PROFILING": "true"},
+			check: func(o *Options) string {
+				if o.PreferencePolicy != "Ignore" || o.VMMemoryOverheadPercent != 0.05 || o.ReservedENIs != 1 ||
+					o.KubeClientQPS != 50 || o.KubeClientBurst != 100 || !o.EnableProfiling {
+					return "settings ignored"
+				}
+				return ""
+			}},
+		{name: "settings defaults", args: []string{"--cluster-name=lab"}, check: func(o *Options) string {
+			if o.PreferencePolicy != "Respect" || o.VMMemoryOverheadPercent != 0.075 || o.ReservedENIs != 0 ||
+				o.KubeClientQPS != 200 || o.KubeClientBurst != 400 || o.EnableProfiling {
+				return "settings defaults differ from the documented ones"
+			}
+			return ""
+		}},
+		{name: "an unknown preference policy", args: []string{"--cluster-name=lab", "--preference-policy=Sometimes"}, wantErr: `--preference-policy "Sometimes": want Respect or Ignore`},
+		{name: "a VM overhead of 100 %", args: []string{"--cluster-name=lab", "--vm-memory-overhead-percent=1"}, wantErr: "--vm-memory-overhead-percent 1"},
+		{name: "negative reserved ENIs", args: []string{"--cluster-name=lab", "--reserved-enis=-1"}, wantErr: "--reserved-enis -1"},
+		{name: "a burst below the rate", args: []string{"--cluster-name=lab", "--kube-client-qps=100", "--kube-client-burst=10"}, wantErr: "--kube-client-qps 100 and --kube-client-burst 10"},
+		{name: "profiling that is no boolean", env: map[string]string{"CLUSTER_NAME": "lab", "ENABLE_PROFILING": "sure"}, wantErr: `ENABLE_PROFILING="sure"`},
 		{name: "no AWS attempts", args: []string{"--cluster-name=lab", "--aws-max-attempts=0"}, wantErr: "--aws-max-attempts"},
 		{name: "an attempt timeout inside SQS's long poll", args: []string{"--cluster-name=lab", "--aws-attempt-timeout=10s"}, wantErr: "--aws-attempt-timeout"},
 		{name: "the Emptiness gate says what replaced it", args: []string{"--cluster-name=lab", "--feature-gates=Emptiness=false"}, wantErr: `replaced by "Disruption"`},
@@ -116,5 +142,43 @@ func TestParse(t *testing.T) {
 				t.Fatalf("%s: %+v", msg, o)
 			}
 		})
+	}
+}
+
+// The catalog reads a VM overhead of 0 as "the default"; an explicit 0 must
+// reach it as no overhead at all, and the shares must change allocatable.
+func TestCatalogOptionsShapeAllocatable(t *testing.T) {
+	specs, err := catalog.Specs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec catalog.Spec
+	for _, s := range specs {
+		if s.Name == "m5.large" {
+			spec = s
+		}
+	}
+	if spec.Name == "" {
+		t.Fatal("m5.large is not in the embedded catalog")
+	}
+	memory := func(o *Options) int64 {
+		it := catalog.NewInstanceType(spec, nil, catalogOptions(o))
+		q := it.Allocatable()[corev1.ResourceMemory]
+		return q.Value()
+	}
+	pods := func(o *Options) int64 {
+		it := catalog.NewInstanceType(spec, nil, catalogOptions(o))
+		q := it.Allocatable()[corev1.ResourcePods]
+		return q.Value()
+	}
+	def, none := memory(&Options{VMMemoryOverheadPercent: 0.075}), memory(&Options{VMMemoryOverheadPercent: 0})
+	if none <= def {
+		t.Errorf("allocatable memory with no VM overhead %d, with 7.5 %% %d: an explicit 0 was read as the default", none, def)
+	}
+	if p0, p1 := pods(&Options{VMMemoryOverheadPercent: 0.075}), pods(&Options{VMMemoryOverheadPercent: 0.075, ReservedENIs: 1}); p1 >= p0 {
+		t.Errorf("max pods %d with one reserved ENI, %d without", p1, p0)
+	}
+	if profilingHandlers(false) != nil || profilingHandlers(true)["/debug/pprof/"] == nil {
+		t.Error("pprof handlers not served exactly when profiling is on")
 	}
 }

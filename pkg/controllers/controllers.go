@@ -30,6 +30,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
 // Config is what every controller is built from. The controller binary
@@ -90,6 +91,9 @@ type Options struct {
 	// ConsolidationMinSavings is the least share of its nodes' price a
 	// consolidation must save.
 	ConsolidationMinSavings float64
+	// PreferencePolicy is the solver's for provisioning and disruption
+	// alike (default Respect).
+	PreferencePolicy scheduling.PreferencePolicy
 }
 
 // DefaultFeatureGates are the feature switches this build understands,
@@ -142,6 +146,7 @@ func New(cfg Config) (*Set, error) {
 	claims := nodeclaim.New(kube, cloud, cluster, clk, rec, m, nodeclaim.Options{Timeouts: timeouts, Replan: replan})
 	prov = provisioner.New(kube, cloud, cluster, claims.Launcher(), clk, rec, m, provisioner.Options{
 		BatchIdle: o.BatchIdle, BatchMax: o.BatchMax, LaunchWorkers: o.LaunchWorkers, NewName: o.NewClaimName,
+		Solve: scheduling.Options{PreferencePolicy: o.PreferencePolicy},
 	})
 	s := &Set{Cluster: cluster, Provisioner: prov}
 	s.Controllers = append(s.Controllers,
@@ -160,6 +165,7 @@ func New(cfg Config) (*Set, error) {
 			Plan: disruption.Options{
 				MinSavingsShare:         o.ConsolidationMinSavings,
 				SpotToSpotConsolidation: o.FeatureGates["SpotToSpotConsolidation"],
+				Solve:                   scheduling.Options{PreferencePolicy: o.PreferencePolicy},
 			},
 		}))
 	}
