@@ -3,6 +3,7 @@ package nodeclaim
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,12 +47,23 @@ func (c *Controller) register(ctx context.Context, claim *nsv1.NodeClaim) (recon
 
 // SyncNode makes node carry what its claim promises: the termination
 // finalizer (the instance must not outlive an untracked Node), the claim's
-// labels, its taints and startup taints, and it drops the unregistered taint
-// that kept pods off until now.
+// labels and annotations (the pool template's: Nodesmith's own bookkeeping
+// annotations stay on the claim, do-not-disrupt goes to the node), its
+// taints and startup taints, and it drops the unregistered taint that kept
+// pods off until now.
 func SyncNode(claim *nsv1.NodeClaim, node *corev1.Node) {
 	controllerutil.AddFinalizer(node, nsv1.TerminationFinalizer)
 	if node.Labels == nil {
 		node.Labels = map[string]string{}
+	}
+	for k, v := range claim.Annotations {
+		if bookkeeping(k) {
+			continue
+		}
+		if node.Annotations == nil {
+			node.Annotations = map[string]string{}
+		}
+		node.Annotations[k] = v
 	}
 	for k, v := range claim.Labels {
 		node.Labels[k] = v
@@ -79,4 +91,15 @@ func hasTaint(ts []corev1.Taint, t corev1.Taint) bool {
 		}
 	}
 	return false
+}
+
+// bookkeeping reports whether a claim annotation is Nodesmith's own record
+// of the claim (hashes, disruption commands, deadlines…), which means
+// nothing on the Node. do-not-disrupt is the user's and is copied.
+func bookkeeping(key string) bool {
+	if key == nsv1.AnnotationDoNotDisrupt {
+		return false
+	}
+	domain, _, _ := strings.Cut(key, "/")
+	return domain == nsv1.Group || strings.HasSuffix(domain, "."+nsv1.Group)
 }

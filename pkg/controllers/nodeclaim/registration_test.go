@@ -108,3 +108,31 @@ func hasNodeFinalizer(n *corev1.Node) bool {
 	}
 	return false
 }
+
+// The pool template's annotations reach the Node (Karpenter syncs them;
+// a template do-not-disrupt must hold on the node the planner reads), while
+// Nodesmith's bookkeeping annotations stay on the claim.
+func TestSyncNodeCopiesTemplateAnnotations(t *testing.T) {
+	claim := controllertest.NodeClaim("c", "pool-a")
+	claim.Annotations = map[string]string{
+		"example.com/team":                   "payments",
+		nsv1.AnnotationDoNotDisrupt:          "true",
+		nsv1.AnnotationNodePoolHash:          "123",
+		nsv1.AnnotationDisruptionCommand:     "d-abc",
+		"aws.nodesmith.sh/ec2nodeclass-hash": "456",
+		"nodesmith.sh.example.com/not-ours":  "kept",
+	}
+	node := &corev1.Node{}
+	node.Annotations = map[string]string{"node.alpha.kubernetes.io/ttl": "0"}
+	SyncNode(claim, node)
+	want := map[string]string{"node.alpha.kubernetes.io/ttl": "0", "example.com/team": "payments",
+		nsv1.AnnotationDoNotDisrupt: "true", "nodesmith.sh.example.com/not-ours": "kept"}
+	if len(node.Annotations) != len(want) {
+		t.Errorf("node annotations %v, want %v", node.Annotations, want)
+	}
+	for k, v := range want {
+		if node.Annotations[k] != v {
+			t.Errorf("node annotation %s = %q, want %q (all: %v)", k, node.Annotations[k], v, node.Annotations)
+		}
+	}
+}

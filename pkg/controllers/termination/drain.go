@@ -82,18 +82,31 @@ func (c *Controller) evict(ctx context.Context, pod *corev1.Pod) error {
 	return err
 }
 
-// taint keeps new pods off the node while it drains.
+// taint keeps new pods off the node while it drains, and labels it so
+// cloud load balancers take it out of their targets before its pods go
+// (node.kubernetes.io/exclude-from-external-load-balancers, as Karpenter
+// does).
 func (c *Controller) taint(ctx context.Context, node *corev1.Node) error {
+	tainted := false
 	for _, t := range node.Spec.Taints {
 		if t.MatchTaint(&nsv1.DisruptedTaint) {
-			return nil
+			tainted = true
 		}
 	}
+	if tainted && node.Labels[corev1.LabelNodeExcludeBalancers] == "true" {
+		return nil
+	}
 	base := node.DeepCopy()
-	t := nsv1.DisruptedTaint
-	added := metaNow(c.clk)
-	t.TimeAdded = &added
-	node.Spec.Taints = append(node.Spec.Taints, t)
+	if !tainted {
+		t := nsv1.DisruptedTaint
+		added := metaNow(c.clk)
+		t.TimeAdded = &added
+		node.Spec.Taints = append(node.Spec.Taints, t)
+	}
+	if node.Labels == nil {
+		node.Labels = map[string]string{}
+	}
+	node.Labels[corev1.LabelNodeExcludeBalancers] = "true"
 	if err := c.kube.Patch(ctx, node, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("tainting node %s for drain: %w", node.Name, err)
 	}

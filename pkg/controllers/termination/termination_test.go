@@ -76,6 +76,9 @@ func TestDrainTaintsTheNode(t *testing.T) {
 	if err := h.Direct.Get(context.Background(), types.NamespacedName{Name: f.node.Name}, node); err != nil {
 		t.Fatal(err)
 	}
+	if node.Labels[corev1.LabelNodeExcludeBalancers] != "true" {
+		t.Errorf("draining node labels %v lack %s=true: load balancers keep sending it traffic", node.Labels, corev1.LabelNodeExcludeBalancers)
+	}
 	for _, taint := range node.Spec.Taints {
 		if taint.MatchTaint(&nsv1.DisruptedTaint) {
 			return
