@@ -216,8 +216,10 @@ func TestReplaceNodePoolsWithKarpenterManifests(t *testing.T) {
 		len(s.EC2NodeClasses) != 1 || s.EC2NodeClasses[0].Spec.Role == nil || *s.EC2NodeClasses[0].Spec.Role != "KarpenterNodeRole-my-cluster" {
 		t.Fatalf("pools %+v classes %+v", s.NodePools, s.EC2NodeClasses)
 	}
-	if len(warnings) != 1 {
-		t.Errorf("warnings = %v, want the converter's one", warnings)
+	// The converter's two: the hop limit written out, and expireAfter
+	// becoming forceful.
+	if len(warnings) != 2 {
+		t.Errorf("warnings = %v, want the converter's two", warnings)
 	}
 	r, err := Plan(s, ModeRepack, Options{})
 	if err != nil {
