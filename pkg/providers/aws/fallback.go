@@ -12,8 +12,8 @@ import (
 // spot failed for lack of capacity during this launch, or, with the claim's
 // capacity type left open (the provisioner narrows a claim to the capacity
 // type it planned, and it planned on-demand because the cache hid spot),
-// its types and zones would launch spot but for the insufficient-capacity
-// cache. A claim on-demand for any other reason (spot dearer, the pool
+// its types and zones would launch spot and the insufficient-capacity cache
+// hides some of those spot options. A claim on-demand for any other reason (spot dearer, the pool
 // allows no spot, no spot offering at all) is no fallback.
 func (p *Provider) fellBack(l *launch) bool {
 	if l.pl.CapacityType != nsv1.CapacityTypeOnDemand {
@@ -34,9 +34,12 @@ func (p *Provider) fellBack(l *launch) bool {
 	if err != nil || without.CapacityType != nsv1.CapacityTypeSpot {
 		return false
 	}
+	// The cache hid some of those spot options: the provisioner keeps a
+	// floor of spot options per claim, so hiding some is enough for it to
+	// plan the claim on-demand.
 	in.InstanceTypes = l.types
 	with, err := plan.Make(in)
-	return err != nil || with.CapacityType != nsv1.CapacityTypeSpot
+	return err != nil || with.CapacityType != nsv1.CapacityTypeSpot || len(with.Options) < len(without.Options)
 }
 
 // markFallback records a spot fallback on the launched claim, with when.
