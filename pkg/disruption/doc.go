@@ -21,7 +21,7 @@
 //     are replaced by spot nodes once the insufficient-capacity view no
 //     longer hides the spot offerings their pods need and the spot
 //     replacements save MinSavingsShare whichever option launches; a
-//     failed return backs off (5m doubling to 2h, kept on the claim), and
+//     failed return backs off (1m doubling to 1h, kept on the claim), and
 //     a pool's spec.disruption.returnToSpot: Disabled turns it off.
 //  5. Multi-node consolidation: the largest prefix of the candidates (in
 //     order of price per pod moved) whose pods fit on the rest of the

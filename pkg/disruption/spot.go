@@ -15,12 +15,12 @@ import (
 // ReturnToSpotBackoffBase, each further failure doubles it, up to
 // ReturnToSpotBackoffMax.
 const (
-	ReturnToSpotBackoffBase = 5 * time.Minute
-	ReturnToSpotBackoffMax  = 2 * time.Hour
+	ReturnToSpotBackoffBase = time.Minute
+	ReturnToSpotBackoffMax  = time.Hour
 )
 
 // ReturnToSpotBackoff is how long a node waits after its attempts-th failed
-// return to spot before the next one: 5m, 10m, 20m … at most 2h.
+// return to spot before the next one: 1m, 2m, 4m … at most 1h.
 func ReturnToSpotBackoff(attempts int) time.Duration {
 	d := ReturnToSpotBackoffBase
 	for i := 1; i < attempts && d < ReturnToSpotBackoffMax; i++ {

@@ -183,8 +183,8 @@ func TestReturnToSpotBackoff(t *testing.T) {
 		attempts int
 		want     time.Duration
 	}{
-		{0, 5 * time.Minute}, {1, 5 * time.Minute}, {2, 10 * time.Minute}, {3, 20 * time.Minute},
-		{5, 80 * time.Minute}, {6, 2 * time.Hour}, {40, 2 * time.Hour},
+		{0, time.Minute}, {1, time.Minute}, {2, 2 * time.Minute}, {3, 4 * time.Minute},
+		{6, 32 * time.Minute}, {7, time.Hour}, {40, time.Hour},
 	}
 	for _, tt := range tests {
 		if got := ReturnToSpotBackoff(tt.attempts); got != tt.want {
@@ -197,7 +197,7 @@ func TestReturnToSpotBackoff(t *testing.T) {
 // one out by the backoff; a restart reads both back from the annotations.
 func TestReturnToSpotFailed(t *testing.T) {
 	ann := map[string]string{}
-	for i, wait := range []time.Duration{5 * time.Minute, 10 * time.Minute, 20 * time.Minute} {
+	for i, wait := range []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute} {
 		n, next := ReturnToSpotFailed(ann, now)
 		if n != i+1 || !next.Equal(now.Add(wait)) {
 			t.Errorf("failure %d: attempts %d, next %s; want %d, %s", i+1, n, next, i+1, now.Add(wait))

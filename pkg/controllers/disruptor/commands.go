@@ -125,21 +125,6 @@ func (c *Controller) finish(ctx context.Context, cmd *command, now time.Time) er
 	return nil
 }
 
-// backsOff reports whether an abandoned command counts as a failed return to
-// spot for claim: a ReturnToSpot, or a consolidation of a spot-fallback
-// node (its replacement is the spot capacity that did not come up). Both
-// methods leave the claim alone until the backoff has passed.
-func backsOff(cmd *command, claim *nsv1.NodeClaim) bool {
-	switch cmd.reason {
-	case string(nsv1.DisruptionReasonReturnToSpot):
-		return true
-	case string(nsv1.DisruptionReasonUnderutilized):
-		_, fellBack := claim.Annotations[nsv1.AnnotationSpotFallback]
-		return fellBack
-	}
-	return false
-}
-
 // abort gives up a command: its candidates lose their marks and taint and
 // stay; replacements in stale that have not initialized are deleted. A
 // return to spot that fails backs off: the candidate's claim records the
@@ -162,7 +147,7 @@ func (c *Controller) abort(ctx context.Context, cmd *command, claims map[string]
 			nsv1.AnnotationDisruptionReason, nsv1.AnnotationDisruptionStarted} {
 			delete(claim.Annotations, k)
 		}
-		toSpot := backsOff(cmd, claim)
+		toSpot := cmd.reason == string(nsv1.DisruptionReasonReturnToSpot)
 		var attempts int
 		var next time.Time
 		if toSpot {

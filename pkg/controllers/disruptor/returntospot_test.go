@@ -104,7 +104,7 @@ func TestAFailedReturnToSpotBacksOff(t *testing.T) {
 		t.Errorf("attempts %q, want 1", got)
 	}
 	next, err := time.Parse(time.RFC3339, cand.Annotations[nsv1.AnnotationReturnToSpotNotBefore])
-	if want := f.clk.Now().Add(5 * time.Minute).UTC().Truncate(time.Second); err != nil || !next.Equal(want) {
+	if want := f.clk.Now().Add(time.Minute).UTC().Truncate(time.Second); err != nil || !next.Equal(want) {
 		t.Errorf("not before %v (%v), want %s", next, err, want)
 	}
 	if got := testutil.ToFloat64(f.m.Disruption.ReturnsToSpot.WithLabelValues(f.pool.Name, metrics.OutcomeFailed)); got != 1 {
@@ -113,9 +113,10 @@ func TestAFailedReturnToSpotBacksOff(t *testing.T) {
 	if ev := f.events(); !strings.Contains(ev, "ReturnToSpotBackoff") {
 		t.Errorf("no ReturnToSpotBackoff event in:\n%s", ev)
 	}
-	// Within the backoff neither the return nor consolidation tries again.
+	// Within the backoff (a minute) neither the return nor consolidation
+	// tries again.
 	h.Cached(t, cand)
-	f.clk.Step(time.Minute)
+	f.clk.Step(30 * time.Second)
 	f.step()
 	f.clk.Step(DefaultValidationDelay)
 	f.step()
@@ -123,7 +124,7 @@ func TestAFailedReturnToSpotBacksOff(t *testing.T) {
 		t.Fatalf("a new disruption started within the backoff: %v", c.Annotations)
 	}
 	// After it, the return is tried again.
-	f.clk.Step(5 * time.Minute)
+	f.clk.Step(time.Minute)
 	f.step()
 	f.clk.Step(DefaultValidationDelay)
 	f.step()
