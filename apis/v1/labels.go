@@ -64,6 +64,21 @@ const (
 	// restart reuses the token and a retry after a rejection does not.
 	AnnotationLaunchAttempt = Group + "/launch-attempt"
 
+	// AnnotationSpotFallback (RFC 3339) on a NodeClaim says its instance
+	// launched on-demand only because spot had no capacity: without the
+	// offerings the insufficient-capacity cache hid or that failed during
+	// the launch, it would have launched spot. The value is the launch time.
+	// The disruption planner returns such nodes to spot (ReturnToSpot).
+	AnnotationSpotFallback = Group + "/spot-fallback"
+	// AnnotationReturnToSpotAttempts on a spot-fallback NodeClaim counts the
+	// returns to spot that failed (their spot replacement was removed before
+	// it initialized, as after insufficient capacity).
+	AnnotationReturnToSpotAttempts = Group + "/return-to-spot-attempts"
+	// AnnotationReturnToSpotNotBefore (RFC 3339) on a spot-fallback
+	// NodeClaim is when the next return to spot may start, after a failed
+	// one: the backoff doubles with every failure.
+	AnnotationReturnToSpotNotBefore = Group + "/return-to-spot-not-before"
+
 	// TerminationFinalizer holds NodeClaims and Nodes until their instance is gone.
 	TerminationFinalizer = Group + "/termination"
 

@@ -174,10 +174,31 @@ type Disruption struct {
 	// +listType=atomic
 	// +optional
 	Budgets []Budget `json:"budgets,omitempty"`
+	// ReturnToSpot says whether a node that launched on-demand only because
+	// spot had no capacity (a spot fallback, recorded on its NodeClaim) is
+	// replaced by spot once the spot offerings are back and cheaper by the
+	// planner's minimum savings share. Enabled (the default) or Disabled.
+	// Returns count against the budgets under the reason ReturnToSpot.
+	// +kubebuilder:default=Enabled
+	// +optional
+	ReturnToSpot ReturnToSpotPolicy `json:"returnToSpot,omitempty"`
 }
 
+// ReturnToSpotPolicy is Enabled or Disabled.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type ReturnToSpotPolicy string
+
+const (
+	ReturnToSpotEnabled  ReturnToSpotPolicy = "Enabled"
+	ReturnToSpotDisabled ReturnToSpotPolicy = "Disabled"
+)
+
+// ReturnsToSpot reports whether the pool's spot-fallback nodes go back to
+// spot: Enabled, or unset (objects built without the API server's defaults).
+func (d Disruption) ReturnsToSpot() bool { return d.ReturnToSpot != ReturnToSpotDisabled }
+
 // DisruptionReason is why a node is disrupted.
-// +kubebuilder:validation:Enum=Empty;Underutilized;Drifted;Expired;Rebalance
+// +kubebuilder:validation:Enum=Empty;Underutilized;Drifted;Expired;Rebalance;ReturnToSpot
 type DisruptionReason string
 
 const (
@@ -193,6 +214,9 @@ const (
 	// recommendation (interruption handler in drain mode), once its
 	// replacement is ready.
 	DisruptionReasonRebalance DisruptionReason = "Rebalance"
+	// DisruptionReasonReturnToSpot: it runs on-demand only because spot had
+	// no capacity at launch, and spot is back and cheaper.
+	DisruptionReasonReturnToSpot DisruptionReason = "ReturnToSpot"
 )
 
 // DisruptionReasons are the reasons budgets hold, in the order disruption
@@ -201,7 +225,7 @@ const (
 // their allowance while it drains); Rebalance is held by budgets only in
 // the interruption handler's drain mode.
 var DisruptionReasons = []DisruptionReason{
-	DisruptionReasonEmpty, DisruptionReasonDrifted, DisruptionReasonUnderutilized,
+	DisruptionReasonEmpty, DisruptionReasonDrifted, DisruptionReasonReturnToSpot, DisruptionReasonUnderutilized,
 }
 
 // Budget caps voluntary disruptions, optionally only during a cron window and only for some reasons.

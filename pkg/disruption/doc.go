@@ -16,10 +16,17 @@
 //     requirements) or their EC2NodeClass (hash, resolved AMI, subnet or
 //     security groups); see drift.go for the hash annotations.
 //  3. Expiration: nodes older than their claim's expireAfter.
-//  4. Multi-node consolidation: the largest prefix of the candidates (in
+//  4. Return to spot (spot.go): nodes that launched on-demand only because
+//     spot had no capacity (the provider's nsv1.AnnotationSpotFallback)
+//     are replaced by spot nodes once the insufficient-capacity view no
+//     longer hides the spot offerings their pods need and the spot
+//     replacements save MinSavingsShare whichever option launches; a
+//     failed return backs off (1m doubling to 1h, kept on the claim), and
+//     a pool's spec.disruption.returnToSpot: Disabled turns it off.
+//  5. Multi-node consolidation: the largest prefix of the candidates (in
 //     order of price per pod moved) whose pods fit on the rest of the
 //     cluster plus at most one new, cheaper node.
-//  5. Single-node consolidation: delete a node whose pods fit elsewhere, or
+//  6. Single-node consolidation: delete a node whose pods fit elsewhere, or
 //     replace it with one cheaper node.
 //
 // Consolidation, drift and expiry are decided by re-running the solver

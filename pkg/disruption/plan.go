@@ -13,9 +13,9 @@ import (
 
 // Compute proposes the plan's actions: a repack toward the from-scratch
 // plan where the fleet's shape calls for one (repack.go), emptiness,
-// drift, expiration, multi-node then single-node consolidation, each within
-// the budgets and each seeing the pods earlier actions moved. It is
-// deterministic.
+// drift, expiration, return to spot (spot.go), multi-node then single-node
+// consolidation, each within the budgets and each seeing the pods earlier
+// actions moved. It is deterministic.
 func Compute(in Input) (*Plan, error) {
 	plan, _, err := compute(in)
 	return plan, err
@@ -66,16 +66,22 @@ func compute(in Input) (*Plan, *working, error) {
 	}
 	// Consolidation (repack, emptiness, the rest) leaves nodes marked
 	// Disrupting to the interruption handler.
-	var consolidable []*nodeInfo
+	var consolidable, settled []*nodeInfo
 	for _, n := range eligible {
 		if !n.marked {
 			consolidable = append(consolidable, n)
+			// A spot-fallback node whose return to spot just failed is not
+			// consolidated either: its replacement would be the spot node
+			// that just failed to come up.
+			if _, backingOff := returnBackoff(n.claim, in.Now); !backingOff {
+				settled = append(settled, n)
+			}
 		}
 	}
 	for _, step := range []struct {
 		run   func([]*nodeInfo, *Plan) error
 		nodes []*nodeInfo
-	}{{w.repack, consolidable}, {w.emptiness, consolidable}, {w.drift, eligible}, {w.consolidation, consolidable}} {
+	}{{w.repack, consolidable}, {w.emptiness, consolidable}, {w.drift, eligible}, {w.returnToSpot, consolidable}, {w.consolidation, settled}} {
 		if err := step.run(step.nodes, out); err != nil {
 			return nil, nil, err
 		}

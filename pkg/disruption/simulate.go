@@ -13,6 +13,11 @@ import (
 // simulate re-runs the solver with cands removed: their pods are the pods
 // to place, every other node is existing capacity and the pools may launch.
 func (w *working) simulate(cands []*nodeInfo) (*scheduling.Plan, error) {
+	return w.simulateWith(cands, w.pools)
+}
+
+// simulateWith is simulate with the given pools to launch from.
+func (w *working) simulateWith(cands []*nodeInfo, pools []*scheduling.NodePool) (*scheduling.Plan, error) {
 	skip := make(map[string]bool, len(cands))
 	var pods []*corev1.Pod
 	for _, c := range cands {
@@ -21,7 +26,7 @@ func (w *working) simulate(cands []*nodeInfo) (*scheduling.Plan, error) {
 	}
 	w.solves++
 	plan, err := scheduling.Solve(scheduling.Input{
-		Pods: pods, Nodes: w.existing(skip), NodePools: w.pools,
+		Pods: pods, Nodes: w.existing(skip), NodePools: pools,
 		DaemonSets: w.in.Snapshot.DaemonSets, Options: w.opts.Solve,
 	})
 	if err != nil {

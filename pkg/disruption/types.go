@@ -100,6 +100,7 @@ const (
 	MethodEmptiness               Method = "Emptiness"
 	MethodDrift                   Method = "Drift"
 	MethodExpiration              Method = "Expiration"
+	MethodReturnToSpot            Method = "ReturnToSpot"
 	MethodMultiNodeConsolidation  Method = "MultiNodeConsolidation"
 	MethodSingleNodeConsolidation Method = "SingleNodeConsolidation"
 )
@@ -217,6 +218,12 @@ const (
 	// SkipSpotToSpotFlexibility: the spot-to-spot replacement would keep
 	// fewer than MinSpotOptions spot options.
 	SkipSpotToSpotFlexibility SkipReason = "SpotToSpotTooFewOptions"
+	// SkipReturnToSpotBackoff: the node's last return to spot failed (its
+	// spot replacement did not come up) and the backoff has not passed.
+	SkipReturnToSpotBackoff SkipReason = "ReturnToSpotBackoff"
+	// SkipSpotUnavailable: a spot-fallback node whose pods no spot offering
+	// can take yet (the insufficient-capacity view still hides them).
+	SkipSpotUnavailable SkipReason = "SpotUnavailable"
 	// SkipNotEvaluated: the plan's solver budget ran out first; the next
 	// plan looks again.
 	SkipNotEvaluated SkipReason = "NotEvaluated"

@@ -6,6 +6,14 @@ import "github.com/prometheus/client_golang/prometheus"
 const (
 	// LabelSkipReason is a pkg/disruption.SkipReason.
 	LabelSkipReason = "skip_reason"
+	// LabelOutcome is how a return to spot ended: returned or failed.
+	LabelOutcome = "outcome"
+)
+
+// Outcomes of a return to spot (LabelOutcome).
+const (
+	OutcomeReturned = "returned"
+	OutcomeFailed   = "failed"
 )
 
 // Disruption holds the disruption controller's collectors.
@@ -28,6 +36,10 @@ type Disruption struct {
 	ValidationFailures *prometheus.CounterVec
 	// Aborted counts replacements that failed or timed out, by reason.
 	Aborted *prometheus.CounterVec
+	// ReturnsToSpot counts spot-fallback nodes returned to spot (their
+	// spot replacements initialized) and returns that failed (and backed
+	// off), by pool and outcome.
+	ReturnsToSpot *prometheus.CounterVec
 	// PlanDuration is the time to gather and compute one plan.
 	PlanDuration prometheus.Histogram
 }
@@ -45,6 +57,8 @@ func newDisruption() Disruption {
 		ValidationFailures: counter("disruption_validation_failures_total", "Planned disruptions that no longer held when checked again before acting.",
 			LabelMethod),
 		Aborted: counter("disruption_aborted_total", "Disruptions abandoned because a replacement failed or timed out.", LabelReason),
+		ReturnsToSpot: counter("disruption_returns_to_spot_total", "Spot-fallback nodes returned to spot (outcome returned) and returns that failed and backed off (outcome failed).",
+			LabelNodePool, LabelOutcome),
 		PlanDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: namespace, Subsystem: "disruption", Name: "plan_duration_seconds",
 			Help:    "Time to gather the cluster and compute one disruption plan.",

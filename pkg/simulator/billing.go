@@ -61,6 +61,7 @@ var reasonText = map[string]string{
 	"Underutilized":           "underutilized",
 	"Drifted":                 "drifted",
 	"Expired":                 "expired",
+	"ReturnToSpot":            "returned to spot",
 	"LivenessTimeout":         "registration timeout",
 	"InsufficientCapacity":    "insufficient capacity",
 	"SpotInterruption":        "spot interruption",

@@ -34,6 +34,7 @@ func newRecorder(s *Sim) *recorder {
 // Warning is noteworthy.
 var noteworthy = map[string]bool{
 	"Empty": true, "Drifted": true, "Expired": true, "Underutilized": true, "DisruptionReplacement": true,
+	"ReturnToSpot": true, "ReturnedToSpot": true,
 	"SpotInterruption": true, "RebalanceRecommendation": true, "ScheduledChange": true,
 	"InstanceStopping": true, "InstanceStopped": true, "InstanceTerminated": true,
 	"ReplacementPlanned": true, "InterruptionDrain": true,

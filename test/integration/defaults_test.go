@@ -35,6 +35,7 @@ func TestNodePoolDefaults(t *testing.T) {
 			np.Spec.Template.Spec.ExpireAfter.ToUnstructured()},
 		{"consolidationPolicy WhenEmptyOrUnderutilized", d.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmptyOrUnderutilized, d.ConsolidationPolicy},
 		{"consolidateAfter 0s", d.ConsolidateAfter.Duration != nil && *d.ConsolidateAfter.Duration == 0, d.ConsolidateAfter.ToUnstructured()},
+		{"returnToSpot Enabled", d.ReturnToSpot == v1.ReturnToSpotEnabled, d.ReturnToSpot},
 		{"one budget of 10%", len(d.Budgets) == 1 && d.Budgets[0].Nodes == "10%", d.Budgets},
 		{"no weight", np.Spec.Weight == nil, np.Spec.Weight},
 	}

@@ -13,7 +13,9 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	"github.com/nodesmith/nodesmith/pkg/disruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
 )
 
 // command is a replacement in progress, read back from the annotations of
@@ -82,11 +84,11 @@ func (c *Controller) advance(ctx context.Context, snap *state.Snapshot, now time
 		case len(cmd.replacements) == 0:
 			// Never written so by this controller: without a replacement to
 			// wait for, deleting could strand the pods. Give it up.
-			if err := c.abort(ctx, cmd, claims, nil, "the disruption names no replacement"); err != nil {
+			if err := c.abort(ctx, cmd, claims, nil, "the disruption names no replacement", now); err != nil {
 				return waiting, err
 			}
 		case len(failed) > 0:
-			if err := c.abort(ctx, cmd, claims, nil, fmt.Sprintf("replacement %s was removed before it initialized", strings.Join(failed, ", "))); err != nil {
+			if err := c.abort(ctx, cmd, claims, nil, fmt.Sprintf("replacement %s was removed before it initialized", strings.Join(failed, ", ")), now); err != nil {
 				return waiting, err
 			}
 		case len(pending) == 0:
@@ -94,7 +96,7 @@ func (c *Controller) advance(ctx context.Context, snap *state.Snapshot, now time
 				return waiting, err
 			}
 		case now.Sub(cmd.started) >= c.opts.CommandTimeout:
-			if err := c.abort(ctx, cmd, claims, pending, fmt.Sprintf("replacement %s did not initialize within %s", strings.Join(pending, ", "), c.opts.CommandTimeout)); err != nil {
+			if err := c.abort(ctx, cmd, claims, pending, fmt.Sprintf("replacement %s did not initialize within %s", strings.Join(pending, ", "), c.opts.CommandTimeout), now); err != nil {
 				return waiting, err
 			}
 		default:
@@ -113,14 +115,22 @@ func (c *Controller) finish(ctx context.Context, cmd *command, now time.Time) er
 		c.markRecent(cl.Name, now)
 		c.recorder.Publish(events.Disrupting(cl, cmd.reason, fmt.Sprintf("replacement %s initialized; draining and removing the node",
 			strings.Join(cmd.replacements, ", "))))
+		if cmd.reason == string(nsv1.DisruptionReasonReturnToSpot) {
+			c.metrics.Disruption.ReturnsToSpot.WithLabelValues(cl.Labels[nsv1.LabelNodePool], metrics.OutcomeReturned).Inc()
+			c.recorder.Publish(events.ReturnedToSpot(cl, fmt.Sprintf("ran on-demand because spot had no capacity (since %s); spot replacement %s initialized",
+				cl.Annotations[nsv1.AnnotationSpotFallback], strings.Join(cmd.replacements, ", "))))
+		}
 	}
 	log.FromContext(ctx).Info("replacements initialized; deleting the replaced nodeclaims", "command", cmd.id, "nodeclaims", len(cmd.candidates))
 	return nil
 }
 
 // abort gives up a command: its candidates lose their marks and taint and
-// stay; replacements in stale that have not initialized are deleted.
-func (c *Controller) abort(ctx context.Context, cmd *command, claims map[string]*nsv1.NodeClaim, stale []string, why string) error {
+// stay; replacements in stale that have not initialized are deleted. A
+// return to spot that fails backs off: the candidate's claim records the
+// failure and the earliest next attempt (disruption.ReturnToSpotFailed),
+// so a restart keeps the backoff.
+func (c *Controller) abort(ctx context.Context, cmd *command, claims map[string]*nsv1.NodeClaim, stale []string, why string, now time.Time) error {
 	log.FromContext(ctx).Info("abandoning a disruption", "command", cmd.id, "why", why)
 	c.metrics.Disruption.Aborted.WithLabelValues(cmd.reason).Inc()
 	for _, name := range stale {
@@ -137,6 +147,12 @@ func (c *Controller) abort(ctx context.Context, cmd *command, claims map[string]
 			nsv1.AnnotationDisruptionReason, nsv1.AnnotationDisruptionStarted} {
 			delete(claim.Annotations, k)
 		}
+		toSpot := cmd.reason == string(nsv1.DisruptionReasonReturnToSpot)
+		var attempts int
+		var next time.Time
+		if toSpot {
+			attempts, next = disruption.ReturnToSpotFailed(claim.Annotations, now)
+		}
 		if err := c.kube.Patch(ctx, claim, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("unmarking nodeclaim %s: %w", claim.Name, err)
 		}
@@ -146,6 +162,11 @@ func (c *Controller) abort(ctx context.Context, cmd *command, claims map[string]
 			}
 		}
 		c.recorder.Publish(events.DisruptionAborted(cl, why+"; the node stays"))
+		if toSpot {
+			c.metrics.Disruption.ReturnsToSpot.WithLabelValues(cl.Labels[nsv1.LabelNodePool], metrics.OutcomeFailed).Inc()
+			c.recorder.Publish(events.ReturnToSpotBackoff(cl, fmt.Sprintf("return to spot %d failed (%s); the next not before %s",
+				attempts, why, next.Format(time.RFC3339))))
+		}
 	}
 	return nil
 }

@@ -15,6 +15,8 @@ const (
 	ReasonDisruptionAborted          = "DisruptionAborted"
 	ReasonDisruptionReplacement      = "DisruptionReplacement"
 	ReasonBudgetInvalid              = "BudgetInvalid"
+	ReasonReturnedToSpot             = "ReturnedToSpot"
+	ReasonReturnToSpotBackoff        = "ReturnToSpotBackoff"
 )
 
 // Disrupting: the node is being disrupted for reason (Empty, Underutilized,
@@ -50,4 +52,16 @@ func DisruptionReplacement(o object, msg string) Event {
 // no disruption until fixed.
 func BudgetInvalid(o object, msg string) Event {
 	return obj(o, corev1.EventTypeWarning, ReasonBudgetInvalid, "Disrupt", msg)
+}
+
+// ReturnedToSpot: a node that ran on-demand only because spot had no
+// capacity has its spot replacements ready and is being removed.
+func ReturnedToSpot(o object, msg string) Event {
+	return obj(o, corev1.EventTypeNormal, ReasonReturnedToSpot, "Disrupt", msg)
+}
+
+// ReturnToSpotBackoff: a return to spot failed (its spot replacement did not
+// come up); msg says when the next one may start.
+func ReturnToSpotBackoff(o object, msg string) Event {
+	return obj(o, corev1.EventTypeWarning, ReasonReturnToSpotBackoff, "Disrupt", msg)
 }

@@ -46,6 +46,8 @@ type launch struct {
 	failures   []string
 	spotFailed bool
 	done       bool
+	// subnets are the usable subnets of the last round's plan.
+	subnets []plan.Subnet
 }
 
 // CreateAll launches the claims together. It first takes, for each claim,
@@ -162,6 +164,7 @@ func (p *Provider) prepare(ctx context.Context, claim *nsv1.NodeClaim) (*launch,
 // is now) and renders its CreateFleet request.
 func (p *Provider) planLaunch(ctx context.Context, l *launch, round int) error {
 	subnets := p.usableSubnets(l.res.Subnets)
+	l.subnets = subnets
 	// Spot offerings carry their interruption risk: plan orders them by
 	// risk-weighted price and the pool's ceiling (copied to the claim) drops some.
 	l.types = catalog.WithSpotRisk(catalog.WithAvailability(l.base, p.ice), p.history, l.claim.Spec.MaxSpotInterruptionRisk)
@@ -196,7 +199,11 @@ func (p *Provider) settle(l *launch, out fleetOutcome, callErr error) (*nsv1.Nod
 	}
 	retry, fatal := p.markFailures(l.pl, out.errs)
 	if out.instanceID != "" {
-		return p.launched(l.claim, l.nc, l.res, l.pl, l.types, out), nil, true
+		c := p.launched(l.claim, l.nc, l.res, l.pl, l.types, out)
+		if p.fellBack(l) {
+			markFallback(c, p.clock.Now())
+		}
+		return c, nil, true
 	}
 	for _, e := range out.errs {
 		l.failures = append(l.failures, fmt.Sprintf("%s %s: %s", e.Lifecycle, aws.ToString(e.ErrorCode), overrideName(e.LaunchTemplateAndOverrides)))
