@@ -111,7 +111,7 @@ func TestVolumeRequirements(t *testing.T) {
 			want: [][]corev1.NodeSelectorRequirement{term(in(zone, "us-east-1c"))}, wantZones: []string{"us-east-1c"}},
 		{name: "WaitForFirstConsumer without allowedTopologies", pod: withClaim(pendingPod("p"), "data", "wffc-any")},
 		{name: "two volumes are AND-ed", pod: withClaim(withClaim(pendingPod("p"), "a", "bound-b"), "b", "ab"),
-			want: [][]corev1.NodeSelectorRequirement{term(in(zone, "us-east-1b"), in(zone, "us-east-1a")), term(in(zone, "us-east-1b"), in(zone, "us-east-1b"))},
+			want:      [][]corev1.NodeSelectorRequirement{term(in(zone, "us-east-1b"), in(zone, "us-east-1a")), term(in(zone, "us-east-1b"), in(zone, "us-east-1b"))},
 			wantZones: []string{"us-east-1b"}},
 		{name: "generic ephemeral volume reads claim <pod>-<volume>", pod: withEphemeral(pendingPod("p"), "scratch"),
 			want: [][]corev1.NodeSelectorRequirement{term(in(zone, "us-east-1c"))}, wantZones: []string{"us-east-1c"}},
