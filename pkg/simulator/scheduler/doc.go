@@ -20,7 +20,11 @@
 // NodeAffinity (nodeSelector and required terms), NodePorts,
 // NodeResourcesFit (cpu, memory, ephemeral storage, extended resources and
 // the pod count, with requests from component-helpers' PodRequests: init
-// and sidecar containers, overhead, pod-level resources), PodTopologySpread
+// and sidecar containers, overhead, pod-level resources),
+// VolumeBinding (volumes.go: a bound claim's PersistentVolume node
+// affinity, an unbound WaitForFirstConsumer claim's StorageClass
+// allowedTopologies; PreFilter rejects a pod whose claim, volume or class
+// is missing or whose unbound claim binds Immediately), PodTopologySpread
 // (DoNotSchedule: maxSkew, minDomains, nodeAffinityPolicy and
 // nodeTaintsPolicy, matchLabelKeys, nodes without the key) and
 // InterPodAffinity (required affinity with the first-pod-of-a-group rule,
@@ -62,7 +66,11 @@
 //
 // # What it leaves out
 //
-// Volumes (VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits),
+// Most of volumes: VolumeBinding neither binds unbound claims to existing
+// volumes nor provisions (no PV controller or CSI provisioner plays here,
+// so a WaitForFirstConsumer claim stays unbound and only its class's
+// topology counts) and checks no capacity; VolumeZone, VolumeRestrictions
+// and NodeVolumeLimits are not modelled;
 // dynamic resource allocation, preemption (no PostFilter: a pod that fits
 // nowhere stays pending, and the FitError message has no "preemption:"
 // part) and the effect of other pods' nominations, Services in the default
