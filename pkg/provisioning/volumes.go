@@ -15,14 +15,19 @@ type Storage struct {
 	claims  map[string]*corev1.PersistentVolumeClaim
 	volumes map[string]*corev1.PersistentVolume
 	classes map[string]*storagev1.StorageClass
+	// the lists as given, for Snapshot.Version
+	claimList  []*corev1.PersistentVolumeClaim
+	volumeList []*corev1.PersistentVolume
+	classList  []*storagev1.StorageClass
 }
 
 // NewStorage indexes listed PVCs, PVs and StorageClasses.
 func NewStorage(claims []*corev1.PersistentVolumeClaim, volumes []*corev1.PersistentVolume, classes []*storagev1.StorageClass) *Storage {
 	s := &Storage{
-		claims:  make(map[string]*corev1.PersistentVolumeClaim, len(claims)),
-		volumes: make(map[string]*corev1.PersistentVolume, len(volumes)),
-		classes: make(map[string]*storagev1.StorageClass, len(classes)),
+		claims:    make(map[string]*corev1.PersistentVolumeClaim, len(claims)),
+		volumes:   make(map[string]*corev1.PersistentVolume, len(volumes)),
+		classes:   make(map[string]*storagev1.StorageClass, len(classes)),
+		claimList: claims, volumeList: volumes, classList: classes,
 	}
 	for _, c := range claims {
 		s.claims[c.Namespace+"/"+c.Name] = c

@@ -60,7 +60,8 @@
 // API server and checks a mixed sequence of pods (plain, a ReplicaSet's,
 // zone spreading, anti-affinity, preferred affinity, node selectors,
 // tolerations, host ports, best-effort) lands where the model ranks best
-// and that the failures read the same. It found the v1.36
+// and that the failures read the same. VolumeBinding is not in that
+// sequence: its messages follow the plugin's sources. It found the v1.36
 // BalancedAllocation change and the v1.37 taint message, which the plugin
 // sources this model was first written from did not have.
 //
