@@ -226,6 +226,13 @@ func andTerms(a, b [][]corev1.NodeSelectorRequirement) [][]corev1.NodeSelectorRe
 // affinity AND-ed with the volume terms (every pod term combined with
 // every volume term). The pod itself when the volumes do not restrict it,
 // a copy otherwise: the snapshot's objects are never changed.
+//
+// Known limit: the solver then reads the volume's zone as the pod's own
+// node affinity everywhere, also where a topology spread with
+// nodeAffinityPolicy Honor picks the pod's domains; kube-scheduler counts
+// a spreading pod's domains without its volumes. A zone-spread group whose
+// pods' volumes together cover fewer zones than the pool offers may be
+// judged on fewer domains than kube-scheduler sees.
 func WithVolumeTopology(pod *corev1.Pod, vt VolumeTopology) *corev1.Pod {
 	if vt.Terms == nil {
 		return pod
