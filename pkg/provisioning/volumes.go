@@ -163,6 +163,11 @@ func claimTerms(st *Storage, namespace, name string) ([][]corev1.NodeSelectorReq
 				}
 				reqs = append(reqs, nodeKey(r))
 			}
+			if len(reqs) == 0 {
+				// An alternative left with no requirement (a local
+				// volume's hostname dropped) allows every node.
+				return nil, "", nil
+			}
 			terms = append(terms, reqs)
 		}
 		if len(terms) == 0 {
@@ -189,6 +194,9 @@ func claimTerms(st *Storage, namespace, name string) ([][]corev1.NodeSelectorReq
 		var reqs []corev1.NodeSelectorRequirement
 		for _, e := range t.MatchLabelExpressions {
 			reqs = append(reqs, nodeKey(corev1.NodeSelectorRequirement{Key: e.Key, Operator: corev1.NodeSelectorOpIn, Values: e.Values}))
+		}
+		if len(reqs) == 0 {
+			return nil, "", nil
 		}
 		terms = append(terms, reqs)
 	}

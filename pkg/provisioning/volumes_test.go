@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
@@ -65,6 +66,8 @@ func TestVolumeRequirements(t *testing.T) {
 	lost.Status.Phase = corev1.ClaimLost
 	local := pv("pv-local", in(corev1.LabelHostname, "ip-10-0-0-1"), in(zone, "us-east-1a"))
 	local.Spec.Local = &corev1.LocalVolumeSource{Path: "/mnt/disk"}
+	hostOnly := pv("pv-host-only", in(corev1.LabelHostname, "ip-10-0-0-2"))
+	hostOnly.Spec.Local = &corev1.LocalVolumeSource{Path: "/mnt/disk"}
 	twoTerms := pv("pv-ab")
 	twoTerms.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
 		{MatchExpressions: []corev1.NodeSelectorRequirement{in(zone, "us-east-1a")}},
@@ -76,8 +79,9 @@ func TestVolumeRequirements(t *testing.T) {
 			pvc("wffc-c", "", "wffc-c"), pvc("wffc-any", "", "wffc-any"), pvc("immediate", "", "immediate"),
 			pvc("no-class", "", ""), pvc("missing-class", "", "nope"), pvc("missing-pv", "pv-nope", "gp3"),
 			deleting, lost, pvc("local", "pv-local", ""), pvc("ab", "pv-ab", ""), pvc("p-scratch", "", "wffc-c"),
+			pvc("host-only", "pv-host-only", ""),
 		},
-		[]*corev1.PersistentVolume{pv("pv-b", in(zone, "us-east-1b")), pv("pv-ebs-c", in(ebsZone, "us-east-1c")), pv("pv-free"), local, twoTerms},
+		[]*corev1.PersistentVolume{pv("pv-b", in(zone, "us-east-1b")), pv("pv-ebs-c", in(ebsZone, "us-east-1c")), pv("pv-free"), local, twoTerms, hostOnly},
 		[]*storagev1.StorageClass{storageClass("gp3", storagev1.VolumeBindingWaitForFirstConsumer),
 			storageClass("wffc-c", storagev1.VolumeBindingWaitForFirstConsumer, "us-east-1c"),
 			storageClass("wffc-any", storagev1.VolumeBindingWaitForFirstConsumer),
@@ -102,6 +106,7 @@ func TestVolumeRequirements(t *testing.T) {
 		{name: "EBS CSI zone key becomes the zone label", pod: withClaim(pendingPod("p"), "data", "bound-ebs-c"),
 			want: [][]corev1.NodeSelectorRequirement{term(in(zone, "us-east-1c"))}, wantZones: []string{"us-east-1c"}},
 		{name: "bound PV without node affinity", pod: withClaim(pendingPod("p"), "data", "bound-free")},
+		{name: "local PV pinned by hostname only: any node", pod: withClaim(pendingPod("p"), "data", "host-only")},
 		{name: "PV alternatives stay OR-ed", pod: withClaim(pendingPod("p"), "data", "ab"),
 			want:      [][]corev1.NodeSelectorRequirement{term(in(zone, "us-east-1a")), term(in(zone, "us-east-1b"))},
 			wantZones: []string{"us-east-1a", "us-east-1b"}},
@@ -228,6 +233,36 @@ func TestPendingPodsAppliesVolumeTopology(t *testing.T) {
 		if len(alts) != 1 || alts[0].Get(corev1.LabelTopologyZone) == nil || !alts[0].Matches(map[string]string{corev1.LabelTopologyZone: "us-east-1b"}) ||
 			alts[0].Matches(map[string]string{corev1.LabelTopologyZone: "us-east-1a"}) {
 			t.Errorf("pinned pod planned with %v, want zone In [us-east-1b]", alts)
+		}
+	}
+}
+
+// The solver reads the carried volume topology wherever it reads node
+// affinity: of two nodes with room, a pod whose volume is in us-east-1b is
+// nominated to the one in us-east-1b, whichever the solver would prefer.
+func TestVolumeTopologyNominatesToTheVolumesZone(t *testing.T) {
+	node := func(name, zone string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			corev1.LabelTopologyZone: zone, corev1.LabelHostname: name}},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"),
+				corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")}}}
+	}
+	for _, zone := range []string{"us-east-1a", "us-east-1b"} {
+		pod := withClaim(pendingPod("db-0"), "data", "data-db-0")
+		snap := NewSnapshot([]*corev1.Pod{pod}, []*corev1.Node{node("node-a", "us-east-1a"), node("node-b", "us-east-1b")}, nil, nil, nil, nil)
+		snap.Storage = NewStorage([]*corev1.PersistentVolumeClaim{pvc("data-db-0", "pv-0", "")},
+			[]*corev1.PersistentVolume{pv("pv-0", in("topology.ebs.csi.aws.com/zone", zone))}, nil)
+		in, _ := BuildInput(snap, PendingPods(snap, noNominations, now), nil, scheduling.Options{})
+		plan, err := scheduling.Solve(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "node-a"
+		if zone == "us-east-1b" {
+			want = "node-b"
+		}
+		if len(plan.Nominations) != 1 || plan.Nominations[0].Node != want {
+			t.Errorf("volume in %s: nominations %+v (unschedulable %+v), want db-0 on %s", zone, plan.Nominations, plan.Unschedulable, want)
 		}
 	}
 }
