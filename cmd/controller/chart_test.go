@@ -156,6 +156,9 @@ var rbacAudit = map[string][]string{
 	"/pods/eviction":                         {"create"},
 	"apps/daemonsets":                        {"get", "list", "watch"},
 	"policy/poddisruptionbudgets":            {"get", "list", "watch"},
+	"/persistentvolumeclaims":                {"get", "list", "watch"},
+	"/persistentvolumes":                     {"get", "list", "watch"},
+	"storage.k8s.io/storageclasses":          {"get", "list", "watch"},
 	"/events":                                {"create", "patch"},
 	"events.k8s.io/events":                   {"create", "patch"},
 }

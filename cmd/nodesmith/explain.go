@@ -139,12 +139,18 @@ func writePodReport(w io.Writer, r *whatif.PodReport, types int) {
 		return
 	}
 	switch {
+	case r.VolumesNotReady != "":
+		fmt.Fprintf(w, "  held back by its volumes: %s; the provisioner launches nothing for it until they are ready\n", r.VolumesNotReady)
+		return
 	case r.Provisionable && r.Unjudged:
 		fmt.Fprintln(w, "  pending: kube-scheduler has not judged it 2 s after its creation, so the provisioner plans it without a verdict")
 	case r.Provisionable:
 		fmt.Fprintln(w, "  pending: kube-scheduler found no node for it, so the provisioner plans it")
 	default:
 		fmt.Fprintf(w, "  not planned by the provisioner today (%s); explained as if it were\n", r.NotProvisionable)
+	}
+	if len(r.VolumeZones) > 0 {
+		fmt.Fprintf(w, "  zone: %s, from its volumes (%s)\n", strings.Join(r.VolumeZones, ", "), r.VolumeSource)
 	}
 	switch {
 	case r.Nominated != "":

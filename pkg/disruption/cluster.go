@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -26,10 +27,13 @@ type nodeInfo struct {
 	// pods are every pod bound to the node; movable those that must move.
 	pods    []*corev1.Pod
 	movable []*corev1.Pod
-	price   float64
-	it      string
-	zone    string
-	ct      string
+	// stuck says why a movable pod could go nowhere: its volumes are not
+	// ready (provisioning.VolumeRequirements); empty when none.
+	stuck string
+	price float64
+	it    string
+	zone  string
+	ct    string
 	// disrupting: being deleted, or part of a command in progress.
 	disrupting bool
 	// marked Disrupting (by the interruption handler): its drain is that
@@ -192,9 +196,16 @@ func (w *working) build() {
 		// take hours.
 		ni.marked = provisioning.Disrupted(claim)
 		for _, p := range ni.pods {
-			if mustMove(p) {
-				ni.movable = append(ni.movable, p)
+			if !mustMove(p) {
+				continue
 			}
+			// A moved pod keeps its volumes: it may only go where they
+			// are, by the rule the provisioner plans pending pods with.
+			vt, err := provisioning.VolumeRequirements(snap.Storage, p)
+			if err != nil && ni.stuck == "" {
+				ni.stuck = fmt.Sprintf("pod %s/%s could not be placed elsewhere: %v", p.Namespace, p.Name, err)
+			}
+			ni.movable = append(ni.movable, provisioning.WithVolumeTopology(p, vt))
 		}
 		sortPods(ni.movable)
 		ni.it, ni.zone, ni.ct = offeringOf(claim)

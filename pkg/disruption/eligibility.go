@@ -16,7 +16,8 @@ import (
 // blocker says why no method may disrupt n at all, if anything does: it is
 // not initialized, its pool is gone, it or one of its pods is marked
 // do-not-disrupt, a PodDisruptionBudget holds one of its pods, pods are
-// nominated to it, or it is a replacement whose command is still running.
+// nominated to it, one of its pods' volumes is not ready (it could go
+// nowhere), or it is a replacement whose command is still running.
 func (w *working) blocker(n *nodeInfo, pdbs []pdbView) (SkipReason, string, bool) {
 	c := n.claim
 	switch {
@@ -45,6 +46,9 @@ func (w *working) blocker(n *nodeInfo, pdbs []pdbView) (SkipReason, string, bool
 		if pdb := blockingPDB(pdbs, p); pdb != nil {
 			return SkipPodDisruptionBudget, fmt.Sprintf("PodDisruptionBudget %s/%s allows no eviction of pod %s now", pdb.Namespace, pdb.Name, p.Name), true
 		}
+	}
+	if n.stuck != "" {
+		return SkipNowhereToGo, n.stuck, true
 	}
 	if w.nominatedTargets[n.name] || w.nominatedTargets[c.Name] {
 		return SkipPodsNominated, fmt.Sprintf("pending pods are nominated to node %s", n.name), true

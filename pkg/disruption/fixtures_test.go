@@ -84,6 +84,9 @@ type world struct {
 	classes map[string]*awsv1.EC2NodeClass
 	pools   map[string]*nsv1.NodePool
 	seq     int
+	// claims and volumes back pods' volumes (withVolume).
+	claims  []*corev1.PersistentVolumeClaim
+	volumes []*corev1.PersistentVolume
 }
 
 func newWorld(pools ...*nsv1.NodePool) *world {

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -75,6 +76,9 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 		ncs    awsv1.EC2NodeClassList
 		dss    appsv1.DaemonSetList
 		pdbs   policyv1.PodDisruptionBudgetList
+		pvcs   corev1.PersistentVolumeClaimList
+		pvs    corev1.PersistentVolumeList
+		scs    storagev1.StorageClassList
 	)
 	var warnings []string
 	for _, l := range []struct {
@@ -84,6 +88,7 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 	}{
 		{&pods, "pods", false}, {&nodes, "nodes", false}, {&claims, "nodeclaims", true}, {&pools, "nodepools", true},
 		{&ncs, "ec2nodeclasses", true}, {&dss, "daemonsets", false}, {&pdbs, "poddisruptionbudgets", false},
+		{&pvcs, "persistentvolumeclaims", false}, {&pvs, "persistentvolumes", false}, {&scs, "storageclasses", false},
 	} {
 		err := c.List(ctx, l.list)
 		if err != nil && l.optional && meta.IsNoMatchError(err) {
@@ -96,6 +101,7 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 	}
 	s.Pods, s.Nodes, s.NodeClaims, s.NodePools = pods.Items, nodes.Items, claims.Items, pools.Items
 	s.EC2NodeClasses, s.DaemonSets, s.PodDisruptionBudgets = ncs.Items, dss.Items, pdbs.Items
+	s.PersistentVolumeClaims, s.PersistentVolumes, s.StorageClasses = pvcs.Items, pvs.Items, scs.Items
 	for i := range s.Pods {
 		trim(&s.Pods[i].ObjectMeta)
 	}
@@ -117,6 +123,15 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 	}
 	for i := range s.PodDisruptionBudgets {
 		trim(&s.PodDisruptionBudgets[i].ObjectMeta)
+	}
+	for i := range s.PersistentVolumeClaims {
+		trim(&s.PersistentVolumeClaims[i].ObjectMeta)
+	}
+	for i := range s.PersistentVolumes {
+		trim(&s.PersistentVolumes[i].ObjectMeta)
+	}
+	for i := range s.StorageClasses {
+		trim(&s.StorageClasses[i].ObjectMeta)
 	}
 	return s, warnings, nil
 }

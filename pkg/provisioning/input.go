@@ -38,12 +38,25 @@ type Pending struct {
 	// extends their nominations instead (a replacement prespun for a
 	// rebalance recommendation keeps its pods' room, possibly for hours).
 	Renewed []types.UID
+	// Blocked are provisionable pods not planned because of their volumes
+	// (VolumeRequirements' error: a missing claim, class or volume, an
+	// unbound Immediate claim); the caller reports them and plans them
+	// once their storage is ready.
+	Blocked []Blocked
+}
+
+// Blocked is a pod left out of a cycle and why.
+type Blocked struct {
+	Pod    *corev1.Pod
+	Reason string
 }
 
 // PendingPods splits the snapshot's provisionable pods into those to plan
 // and those a nomination holds back. Pods running on a disrupted node
 // (Disrupted, Reschedulable) count as provisionable: their replacement
-// capacity is planned before the node is drained.
+// capacity is planned before the node is drained. A pod to plan carries
+// its volumes' topology in its required node affinity (a copy,
+// WithVolumeTopology), or is Blocked when its volumes are not ready.
 func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending {
 	ready := readySince(snap)
 	room := newRoom(snap)
@@ -69,7 +82,12 @@ func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending
 			}
 			out.Lapsed = append(out.Lapsed, pod.UID)
 		}
-		out.Pods = append(out.Pods, pod)
+		vt, err := VolumeRequirements(snap.Storage, pod)
+		if err != nil {
+			out.Blocked = append(out.Blocked, Blocked{Pod: pod, Reason: err.Error()})
+			continue
+		}
+		out.Pods = append(out.Pods, WithVolumeTopology(pod, vt))
 	}
 	return out
 }

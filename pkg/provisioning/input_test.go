@@ -400,6 +400,11 @@ func TestSnapshotVersion(t *testing.T) {
 		"a pod gone":      snap(pod("a", "1")),
 		"a pod more":      snap(pod("a", "1"), pod("b", "2"), pod("c", "4")),
 		"a claim instead": {Pods: []*corev1.Pod{pod("a", "1"), pod("b", "2")}},
+		"a PVC written": func() *Snapshot {
+			s := snap(pod("a", "1"), pod("b", "2"))
+			s.Storage = NewStorage([]*corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "data", UID: "uid-data", ResourceVersion: "9"}}}, nil, nil)
+			return s
+		}(),
 	} {
 		if v, _ := s.Version(); v == base {
 			t.Errorf("%s: the version did not change", name)

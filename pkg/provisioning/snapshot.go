@@ -22,4 +22,7 @@ type Snapshot struct {
 	PodsByNode  map[string][]*corev1.Pod
 	NodeByID    map[string]*corev1.Node // by providerID
 	ClaimByNode map[string]*nsv1.NodeClaim
+	// Storage is the PVCs, PVs and StorageClasses volume topology reads
+	// (VolumeRequirements); nil holds none, so a pod with a claim waits.
+	Storage *Storage
 }

@@ -25,6 +25,14 @@ func (s *Snapshot) Version() (uint64, bool) {
 	writeList(v, s.NodePools)
 	writeList(v, s.DaemonSets)
 	writeList(v, s.PDBs)
+	// Volume topology reads the storage (nil: none).
+	var st Storage
+	if s.Storage != nil {
+		st = *s.Storage
+	}
+	writeList(v, st.claimList)
+	writeList(v, st.volumeList)
+	writeList(v, st.classList)
 	return v.h.Sum64(), v.ok
 }
 

@@ -5,10 +5,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nodesmith/nodesmith/pkg/simulator/apiserver"
 	"github.com/nodesmith/nodesmith/pkg/simulator/scheduler"
 )
 
@@ -50,6 +52,33 @@ func (l *schedulerLoop) remove(p *corev1.Pod) {
 func (l *schedulerLoop) boundChanged(p *corev1.Pod) {
 	l.queue.Delete(p)
 	l.cache.UpsertPod(p)
+}
+
+// storageChanged updates a claim, volume or class in the cache; pods
+// waiting for one are tried again.
+func (l *schedulerLoop) storageChanged(ch apiserver.Change) {
+	switch obj := ch.Object().(type) {
+	case *corev1.PersistentVolumeClaim:
+		if ch.New == nil {
+			l.cache.DeleteClaim(obj)
+		} else {
+			l.cache.UpsertClaim(obj)
+		}
+	case *corev1.PersistentVolume:
+		if ch.New == nil {
+			l.cache.DeleteVolume(obj)
+		} else {
+			l.cache.UpsertVolume(obj)
+		}
+	case *storagev1.StorageClass:
+		if ch.New == nil {
+			l.cache.DeleteStorageClass(obj)
+		} else {
+			l.cache.UpsertStorageClass(obj)
+		}
+	}
+	l.queue.MoveAll()
+	l.kick()
 }
 
 func (l *schedulerLoop) nodeChanged(n *corev1.Node) {

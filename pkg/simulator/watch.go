@@ -2,6 +2,7 @@ package simulator
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/simulator/apiserver"
@@ -20,6 +21,8 @@ func (s *Sim) onChange(ch apiserver.Change) {
 		s.nodeChanged(ch, obj)
 	case *nsv1.NodeClaim:
 		s.bill.claimChanged(ch)
+	case *corev1.PersistentVolumeClaim, *corev1.PersistentVolume, *storagev1.StorageClass:
+		s.sched.storageChanged(ch)
 	}
 }
 

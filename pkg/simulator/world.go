@@ -272,6 +272,31 @@ func (s *Sim) setupKube() error {
 			return fmt.Errorf("creating PodDisruptionBudget %s: %w", pdb.Name, err)
 		}
 	}
+	return s.createStorage()
+}
+
+// createStorage creates the scenario's StorageClasses, PersistentVolumes
+// and PersistentVolumeClaims.
+func (s *Sim) createStorage() error {
+	for i := range s.sc.StorageClasses {
+		if err := s.kube.Create(s.ctx, s.sc.StorageClasses[i].DeepCopy()); err != nil {
+			return fmt.Errorf("creating StorageClass %s: %w", s.sc.StorageClasses[i].Name, err)
+		}
+	}
+	for i := range s.sc.PersistentVolumes {
+		if err := s.kube.Create(s.ctx, s.sc.PersistentVolumes[i].DeepCopy()); err != nil {
+			return fmt.Errorf("creating PersistentVolume %s: %w", s.sc.PersistentVolumes[i].Name, err)
+		}
+	}
+	for i := range s.sc.PersistentVolumeClaims {
+		c := s.sc.PersistentVolumeClaims[i].DeepCopy()
+		if c.Namespace == "" {
+			c.Namespace = "default"
+		}
+		if err := s.kube.Create(s.ctx, c); err != nil {
+			return fmt.Errorf("creating PersistentVolumeClaim %s: %w", c.Name, err)
+		}
+	}
 	return nil
 }
 

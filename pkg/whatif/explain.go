@@ -25,6 +25,14 @@ type PodReport struct {
 	// Unjudged: provisionable without kube-scheduler's verdict, because it
 	// has not judged the pod within lifecycle.VerdictWait of its creation.
 	Unjudged bool `json:"unjudged,omitempty"`
+	// VolumesNotReady is why the provisioner holds the pod back for its
+	// volumes (a missing claim, class or volume, an unbound Immediate
+	// claim): nothing is planned for it until they are ready.
+	VolumesNotReady string `json:"volumesNotReady,omitempty"`
+	// VolumeZones are the zones the pod's volumes allow, and VolumeSource
+	// the PersistentVolumes or StorageClasses that say so.
+	VolumeZones  []string `json:"volumeZones,omitempty"`
+	VolumeSource string   `json:"volumeSource,omitempty"`
 	// The plan's outcome for the pod: a nomination to an existing node or
 	// in-flight claim, a new claim, or the solver's reason.
 	Nominated     string `json:"nominated,omitempty"`
@@ -99,14 +107,29 @@ func ExplainPod(snap *Snapshot, namespace, name string, opts Options) (*PodRepor
 	}
 	r.Provisionable, r.NotProvisionable = lifecycle.IsProvisionable(pod, snap.TakenAt.Time)
 	r.Unjudged = r.Provisionable && !lifecycle.MarkedUnschedulable(pod)
+	// The provisioner's own rule for the pod's volumes: held back, or
+	// planned as WithVolumeTopology made it.
+	vt, err := provisioning.VolumeRequirements(w.idx.Storage, pod)
+	if err != nil {
+		r.VolumesNotReady = err.Error()
+		return r, nil
+	}
+	r.VolumeZones, r.VolumeSource = provisioning.VolumeZones(vt)
 	types, notes := w.poolTypes()
 	r.LeftOut = notes
 	pending := provisioning.PendingPods(w.idx, noNominations, snap.TakenAt.Time)
-	if !r.Provisionable {
-		pending.Pods = append(pending.Pods, pod)
+	planned := provisioning.WithVolumeTopology(pod, vt)
+	if r.Provisionable {
+		for _, p := range pending.Pods {
+			if p.Namespace == namespace && p.Name == name {
+				planned = p
+			}
+		}
+	} else {
+		pending.Pods = append(pending.Pods, planned)
 	}
 	in, _ := provisioning.BuildInput(w.idx, pending, types, w.opts.Solve)
-	e, err := scheduling.ExplainPod(in, pod)
+	e, err := scheduling.ExplainPod(in, planned)
 	if err != nil {
 		return nil, err
 	}

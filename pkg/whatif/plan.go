@@ -89,14 +89,18 @@ func Plan(snap *Snapshot, mode Mode, opts Options) (*PlanResult, error) {
 	types, notes := w.poolTypes()
 	out := &PlanResult{Mode: mode, LeftOut: notes}
 	var in scheduling.Input
+	var blocked []provisioning.Blocked
 	switch mode {
 	case ModePending:
 		pending := provisioning.PendingPods(w.idx, noNominations, snap.TakenAt.Time)
 		in, _ = provisioning.BuildInput(w.idx, pending, types, w.opts.Solve)
+		blocked = pending.Blocked
 	case ModeRepack:
 		// A cluster without nodes or claims: pools start with no usage.
 		empty := provisioning.NewSnapshot(nil, nil, nil, w.idx.NodePools, w.idx.DaemonSets, nil)
-		in, _ = provisioning.BuildInput(empty, provisioning.Pending{Pods: workloadPods(w.idx.Pods, snap.TakenAt.Time)}, types, w.opts.Solve)
+		var pods []*corev1.Pod
+		pods, blocked = workloadPods(w.idx.Pods, w.idx.Storage, snap.TakenAt.Time)
+		in, _ = provisioning.BuildInput(empty, provisioning.Pending{Pods: pods}, types, w.opts.Solve)
 	default:
 		return nil, fmt.Errorf("unknown plan mode %q (repack or pending)", mode)
 	}
@@ -123,6 +127,10 @@ func Plan(snap *Snapshot, mode Mode, opts Options) (*PlanResult, error) {
 	for _, u := range plan.Unschedulable {
 		out.Unschedulable = append(out.Unschedulable, PodReason{Pod: u.Pod.Namespace + "/" + u.Pod.Name, Reason: u.Reason})
 	}
+	for _, b := range blocked {
+		out.Unschedulable = append(out.Unschedulable, PodReason{Pod: b.Pod.Namespace + "/" + b.Pod.Name,
+			Reason: "held back by its volumes: " + b.Reason})
+	}
 	if len(onNew) > 0 {
 		out.LowerBound = scheduling.PackingLowerBound(boundTypes(in.NodePools), onNew)
 	}
@@ -136,9 +144,12 @@ func noNominations(types.UID) (string, bool) { return "", false }
 
 // workloadPods are the pods a replacement fleet must run: bound or
 // provisionable pods that are not finished, terminating, DaemonSet or
-// static pods, unbound.
-func workloadPods(pods []*corev1.Pod, now time.Time) []*corev1.Pod {
+// static pods, unbound, each narrowed to where its volumes are (as the
+// provisioner and disruption narrow them), or blocked when they are not
+// ready.
+func workloadPods(pods []*corev1.Pod, st *provisioning.Storage, now time.Time) ([]*corev1.Pod, []provisioning.Blocked) {
 	var out []*corev1.Pod
+	var blocked []provisioning.Blocked
 	for _, p := range pods {
 		if lifecycle.IsTerminal(p) || p.DeletionTimestamp != nil || lifecycle.IsDaemonSetPod(p) || lifecycle.IsOwnedByNode(p) {
 			continue
@@ -148,12 +159,22 @@ func workloadPods(pods []*corev1.Pod, now time.Time) []*corev1.Pod {
 				continue
 			}
 		}
-		cp := p.DeepCopy()
+		// Judged as the pod is (bound or not): a bound pod's ephemeral
+		// volume is made anew with it.
+		vt, err := provisioning.VolumeRequirements(st, p)
+		if err != nil {
+			blocked = append(blocked, provisioning.Blocked{Pod: p, Reason: err.Error()})
+			continue
+		}
+		cp := provisioning.WithVolumeTopology(p, vt)
+		if cp == p {
+			cp = p.DeepCopy()
+		}
 		cp.Spec.NodeName = ""
 		cp.Status.NominatedNodeName = ""
 		out = append(out, cp)
 	}
-	return out
+	return out, blocked
 }
 
 // boundTypes are the types any pool may launch, with only the offerings its

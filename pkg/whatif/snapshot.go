@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -38,6 +39,11 @@ type Snapshot struct {
 	EC2NodeClasses       []awsv1.EC2NodeClass           `json:"ec2NodeClasses,omitempty"`
 	DaemonSets           []appsv1.DaemonSet             `json:"daemonSets,omitempty"`
 	PodDisruptionBudgets []policyv1.PodDisruptionBudget `json:"podDisruptionBudgets,omitempty"`
+	// The storage volume topology reads (provisioning.VolumeRequirements):
+	// a pending pod's claims pin where it may run, or hold it back.
+	PersistentVolumeClaims []corev1.PersistentVolumeClaim `json:"persistentVolumeClaims,omitempty"`
+	PersistentVolumes      []corev1.PersistentVolume      `json:"persistentVolumes,omitempty"`
+	StorageClasses         []storagev1.StorageClass       `json:"storageClasses,omitempty"`
 
 	// UnavailableOfferings are offerings to treat as out of capacity, as
 	// the controller's insufficient-capacity cache would. That cache lives
@@ -78,8 +84,10 @@ func ReadSnapshot(r io.Reader) (*Snapshot, error) {
 
 // Index is the snapshot as the controller's decisions read it.
 func (s *Snapshot) Index() *provisioning.Snapshot {
-	return provisioning.NewSnapshot(ptrs(s.Pods), ptrs(s.Nodes), ptrs(s.NodeClaims), ptrs(s.NodePools),
+	idx := provisioning.NewSnapshot(ptrs(s.Pods), ptrs(s.Nodes), ptrs(s.NodeClaims), ptrs(s.NodePools),
 		ptrs(s.DaemonSets), ptrs(s.PodDisruptionBudgets))
+	idx.Storage = provisioning.NewStorage(ptrs(s.PersistentVolumeClaims), ptrs(s.PersistentVolumes), ptrs(s.StorageClasses))
+	return idx
 }
 
 func ptrs[T any](items []T) []*T {

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -39,7 +40,16 @@ func TestSnapshotReadsTheCluster(t *testing.T) {
 	one := intstr.FromInt32(1)
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "snap-pdb"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: labels}}}
-	objs := []client.Object{np, nc, claim, node, pod, ds, pdb}
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "snap-sc"}, Provisioner: "ebs.csi.aws.com", VolumeBindingMode: &wffc}
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "snap-pv"}, Spec: corev1.PersistentVolumeSpec{
+		Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+		AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "ebs.csi.aws.com", VolumeHandle: "vol-1"}}}}
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "snap-pvc"}, Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: &sc.Name,
+		Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	objs := []client.Object{np, nc, claim, node, pod, ds, pdb, sc, pv, pvc}
 	for _, o := range objs {
 		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
@@ -95,6 +105,15 @@ func TestSnapshotReadsTheCluster(t *testing.T) {
 	}
 	for _, o := range snap.PodDisruptionBudgets {
 		check("PodDisruptionBudget", o.ObjectMeta, "snap-pdb")
+	}
+	for _, o := range snap.StorageClasses {
+		check("StorageClass", o.ObjectMeta, "snap-sc")
+	}
+	for _, o := range snap.PersistentVolumes {
+		check("PersistentVolume", o.ObjectMeta, "snap-pv")
+	}
+	for _, o := range snap.PersistentVolumeClaims {
+		check("PersistentVolumeClaim", o.ObjectMeta, "snap-pvc")
 	}
 	if len(found) != len(objs) {
 		t.Errorf("snapshot holds %v, want all %d kinds", found, len(objs))

@@ -160,6 +160,12 @@ func PodUnschedulable(pod *corev1.Pod, reason string) Event {
 	return obj(pod, corev1.EventTypeWarning, "FailedProvisioning", "Provision", "cannot place pod: "+reason)
 }
 
+// PodBlocked: the pod is not planned yet, for a reason outside the solver
+// (provisioning.Pending.Blocked: its volumes are not ready).
+func PodBlocked(pod *corev1.Pod, reason string) Event {
+	return obj(pod, corev1.EventTypeWarning, "ProvisioningBlocked", "Provision", "not planning pod yet: "+reason)
+}
+
 // ReasonNominated is PodNominated's reason; it is rate-limited (rateLimits).
 const ReasonNominated = "Nominated"
 

@@ -179,6 +179,9 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 	}
 	p.recent.merge(snap)
 	gathered := p.pending(snap)
+	for _, b := range gathered.Blocked {
+		p.recorder.Publish(events.PodBlocked(b.Pod, b.Reason))
+	}
 	pending := gathered.Pods
 	p.metrics.PodsPending.Set(float64(len(pending)))
 	if len(pending) == 0 {

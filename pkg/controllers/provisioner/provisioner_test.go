@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	kevents "k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -37,6 +38,7 @@ type fixture struct {
 	cloud   *fake.CloudProvider
 	pool    *nsv1.NodePool
 	ns      string
+	events  *kevents.FakeRecorder
 }
 
 var seq int
@@ -50,17 +52,24 @@ func newFixture(t *testing.T, pods int, cpu string) *fixture {
 
 func newFixtureWith(t *testing.T, pods int, cpu string, opts Options) *fixture {
 	t.Helper()
+	return newFixtureIn(t, pods, cpu, opts, "zone-a", "zone-b")
+}
+
+// newFixtureIn is newFixtureWith with the instance types offered in zones.
+func newFixtureIn(t *testing.T, pods int, cpu string, opts Options, zones ...string) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	seq++
 	id := fmt.Sprintf("%d-%d", time.Now().UnixNano()%100000, seq)
 	f := &fixture{cloud: fake.New(
-		fake.InstanceType("m5.large", 2, 8, 0.096, "zone-a", "zone-b"),
-		fake.InstanceType("m5.2xlarge", 8, 32, 0.384, "zone-a", "zone-b"),
+		fake.InstanceType("m5.large", 2, 8, 0.096, zones...),
+		fake.InstanceType("m5.2xlarge", 8, 32, 0.384, zones...),
 	), ns: "prov-" + id}
 	clk := clocktesting.NewFakeClock(time.Now())
 	// As cmd/controller builds it: snapshots read the informers' stores.
 	cluster := state.NewCluster(h.Client, clk, time.Minute).ListSharedFrom(state.InformerLister{Cache: h.Mgr.GetCache()})
-	rec, _ := controllertest.Recorder(clk)
+	rec, fakeRec := controllertest.Recorder(clk)
+	f.events = fakeRec
 	m := controllertest.Metrics()
 	launcher := nodeclaim.NewLauncher(h.Client, f.cloud, cluster, clk, rec, m, nil)
 	f.p = New(h.Client, f.cloud, cluster, launcher, clk, rec, m, opts)

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -163,6 +164,9 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 		pools  nsv1.NodePoolList
 		dss    appsv1.DaemonSetList
 		pdbs   policyv1.PodDisruptionBudgetList
+		pvcs   corev1.PersistentVolumeClaimList
+		pvs    corev1.PersistentVolumeList
+		scs    storagev1.StorageClassList
 	)
 	if c.shared != nil {
 		var err error
@@ -188,12 +192,16 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 		}
 		pods, nodes, claims = ptrs(pl.Items), ptrs(nl.Items), ptrs(cl.Items)
 	}
-	for _, l := range []client.ObjectList{&pools, &dss, &pdbs} {
+	// PVCs, PVs and StorageClasses: volume topology
+	// (provisioning.VolumeRequirements).
+	for _, l := range []client.ObjectList{&pools, &dss, &pdbs, &pvcs, &pvs, &scs} {
 		if err := c.c.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing %T for the cluster snapshot: %w", l, err)
 		}
 	}
-	return provisioning.NewSnapshot(pods, nodes, claims, ptrs(pools.Items), ptrs(dss.Items), ptrs(pdbs.Items)), nil
+	snap := provisioning.NewSnapshot(pods, nodes, claims, ptrs(pools.Items), ptrs(dss.Items), ptrs(pdbs.Items))
+	snap.Storage = provisioning.NewStorage(ptrs(pvcs.Items), ptrs(pvs.Items), ptrs(scs.Items))
+	return snap, nil
 }
 
 func ptrs[T any](items []T) []*T {

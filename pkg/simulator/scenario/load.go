@@ -240,6 +240,7 @@ func (s *Scenario) Validate() error {
 		}
 		pdbs[key] = true
 	}
+	s.validateStorage(add)
 	for i, e := range s.Events {
 		n := 0
 		for _, set := range []bool{e.SendMessages != nil, e.SpotInterruption != nil, e.ICE != nil, e.PriceChange != nil, e.DeleteNodes != nil, e.RebalanceRecommendation != nil} {
@@ -268,4 +269,29 @@ func (s *Scenario) checkWorkloadName(seen map[string]bool, name string, add func
 		add("workload names must be set, unique and DNS-like, got %q", name)
 	}
 	seen["w/"+name] = true
+}
+
+// validateStorage: every StorageClass, PersistentVolume and claim is named,
+// once; a claim bound to a volume names one of the scenario's (nothing
+// would ever create it).
+func (s *Scenario) validateStorage(add func(string, ...any)) {
+	seen := map[string]bool{}
+	unique := func(kind, key, name string) {
+		if name == "" || seen[kind+"/"+key] {
+			add("%s names must be set and unique, got %q", kind, name)
+		}
+		seen[kind+"/"+key] = true
+	}
+	for _, c := range s.StorageClasses {
+		unique("storageClass", c.Name, c.Name)
+	}
+	for _, v := range s.PersistentVolumes {
+		unique("persistentVolume", v.Name, v.Name)
+	}
+	for _, c := range s.PersistentVolumeClaims {
+		unique("persistentVolumeClaim", c.Namespace+"/"+c.Name, c.Name)
+		if v := c.Spec.VolumeName; v != "" && !seen["persistentVolume/"+v] {
+			add("persistentVolumeClaim %s: volumeName %q is not one of the persistentVolumes", c.Name, v)
+		}
+	}
 }

@@ -78,6 +78,10 @@ queues: [{name: q}]
 		{name: "undeclared queue", extra: "events: [{at: 1s, sendMessages: {queue: nope, count: 1}}]\n", wantErr: "not declared"},
 		{name: "worker without processing time", extra: "queueWorkers: [{name: w, queue: q, template: {}, scaler: {}}]\n", wantErr: "processingTime"},
 		{name: "duplicate workload", extra: "jobs: [{name: a, duration: 1s, template: {}}, {name: a, duration: 1s, template: {}}]\n", wantErr: "unique"},
+		{name: "storage is valid", extra: "persistentVolumes: [{metadata: {name: pv}}]\npersistentVolumeClaims: [{metadata: {name: c}, spec: {volumeName: pv}}]\n"},
+		{name: "claim bound to an undeclared volume", extra: "persistentVolumeClaims: [{metadata: {name: c}, spec: {volumeName: pv}}]\n",
+			wantErr: `persistentVolumeClaim c: volumeName "pv" is not one of the persistentVolumes`},
+		{name: "duplicate storage class", extra: "storageClasses: [{metadata: {name: gp3}}, {metadata: {name: gp3}}]\n", wantErr: `storageClass names must be set and unique, got "gp3"`},
 		{name: "scaler max below min", extra: "queueWorkers: [{name: w, queue: q, processingTime: 1s, template: {}, scaler: {minReplicaCount: 5, maxReplicaCount: 2}}]\n", wantErr: "maxReplicas"},
 	}
 	for _, tt := range tests {

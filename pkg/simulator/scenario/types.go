@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
@@ -36,6 +37,13 @@ type Scenario struct {
 	// down at once (namespace default when unset), as the API server's
 	// eviction subresource enforces them.
 	PodDisruptionBudgets []policyv1.PodDisruptionBudget `json:"podDisruptionBudgets,omitempty"`
+	// Storage for pods' volumes, created at t=0 (claims in namespace
+	// default when unset): a pod template naming a claim gets its
+	// volume's topology. Nothing provisions or binds volumes during the
+	// run, so claims a pod should find bound name their volume here.
+	PersistentVolumes      []corev1.PersistentVolume      `json:"persistentVolumes,omitempty"`
+	PersistentVolumeClaims []corev1.PersistentVolumeClaim `json:"persistentVolumeClaims,omitempty"`
+	StorageClasses         []storagev1.StorageClass       `json:"storageClasses,omitempty"`
 
 	Queues       []Queue       `json:"queues,omitempty"`
 	Deployments  []Deployment  `json:"deployments,omitempty"`

@@ -20,7 +20,11 @@
 // NodeAffinity (nodeSelector and required terms), NodePorts,
 // NodeResourcesFit (cpu, memory, ephemeral storage, extended resources and
 // the pod count, with requests from component-helpers' PodRequests: init
-// and sidecar containers, overhead, pod-level resources), PodTopologySpread
+// and sidecar containers, overhead, pod-level resources),
+// VolumeBinding (volumes.go: a bound claim's PersistentVolume node
+// affinity, an unbound WaitForFirstConsumer claim's StorageClass
+// allowedTopologies; PreFilter rejects a pod whose claim, volume or class
+// is missing or whose unbound claim binds Immediately), PodTopologySpread
 // (DoNotSchedule: maxSkew, minDomains, nodeAffinityPolicy and
 // nodeTaintsPolicy, matchLabelKeys, nodes without the key) and
 // InterPodAffinity (required affinity with the first-pod-of-a-group rule,
@@ -56,13 +60,18 @@
 // API server and checks a mixed sequence of pods (plain, a ReplicaSet's,
 // zone spreading, anti-affinity, preferred affinity, node selectors,
 // tolerations, host ports, best-effort) lands where the model ranks best
-// and that the failures read the same. It found the v1.36
+// and that the failures read the same. VolumeBinding is not in that
+// sequence: its messages follow the plugin's sources. It found the v1.36
 // BalancedAllocation change and the v1.37 taint message, which the plugin
 // sources this model was first written from did not have.
 //
 // # What it leaves out
 //
-// Volumes (VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits),
+// Most of volumes: VolumeBinding neither binds unbound claims to existing
+// volumes nor provisions (no PV controller or CSI provisioner plays here,
+// so a WaitForFirstConsumer claim stays unbound and only its class's
+// topology counts) and checks no capacity; VolumeZone, VolumeRestrictions
+// and NodeVolumeLimits are not modelled;
 // dynamic resource allocation, preemption (no PostFilter: a pod that fits
 // nowhere stays pending, and the FitError message has no "preemption:"
 // part) and the effect of other pods' nominations, Services in the default

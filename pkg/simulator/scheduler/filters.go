@@ -61,6 +61,12 @@ func (s *Scheduler) filter(pi *podInfo, ni *nodeInfo, buf []string) []string {
 	if r := fitReasons(pi, ni, buf); len(r) > len(buf) {
 		return r
 	}
+	// VolumeBinding (bound volumes' node affinity, WaitForFirstConsumer classes' topologies)
+	if pi.volumes != nil {
+		if r := pi.volumes.filter(n); r != "" {
+			return append(buf, r)
+		}
+	}
 	// PodTopologySpread (DoNotSchedule constraints)
 	if pi.spread != nil {
 		if r := pi.spread.filter(ni); r != "" {

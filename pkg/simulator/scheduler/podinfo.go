@@ -26,6 +26,9 @@ type podInfo struct {
 
 	spread   *spreadFilter   // nil: no DoNotSchedule constraints
 	affinity *affinityFilter // nil: no inter-pod affinity rule applies
+	volumes  *volumeFilter   // nil: no PersistentVolumeClaims
+	// prefilter is why a PreFilter rejected the pod outright, if one did.
+	prefilter string
 }
 
 func (s *Scheduler) newPodInfo(p *corev1.Pod) *podInfo {
@@ -52,6 +55,7 @@ func (s *Scheduler) newPodInfo(p *corev1.Pod) *podInfo {
 			pi.preferTolerations = append(pi.preferTolerations, t)
 		}
 	}
+	pi.volumes, pi.prefilter = s.newVolumeFilter(p)
 	pi.spread = s.newSpreadFilter(pi)
 	pi.affinity = s.newAffinityFilter(pi)
 	return pi

@@ -27,6 +27,8 @@ type Scheduler struct {
 	groups       map[string]*termGroup
 	groupsByKind [4][]*termGroup
 
+	vols *volumeStore // PVCs, PVs and StorageClasses (VolumeBinding); nil until one is upserted
+
 	percentage int32
 	nextStart  int
 	cycles     uint64   // scheduling cycles run
@@ -138,6 +140,9 @@ func (s *Scheduler) cycle(p *corev1.Pod) ([]*nodeInfo, []int64, error) {
 		s.sweepCounters()
 	}
 	pi := s.newPodInfo(p)
+	if pi.prefilter != "" {
+		return nil, nil, &FitError{Pod: podKey(p), NumNodes: len(list), Reasons: map[string]int{}, PreFilter: pi.prefilter}
+	}
 
 	// A pod nominated to a node (by preemption, or by a component setting
 	// nominatedNodeName) is tried there first and bound without scoring.
@@ -182,6 +187,9 @@ type FitError struct {
 	Pod      string
 	NumNodes int
 	Reasons  map[string]int
+	// PreFilter is the message of a PreFilter that rejected the pod before
+	// any node was filtered (VolumeBinding: a claim not found).
+	PreFilter string
 }
 
 // Error reads like kube-scheduler's FailedScheduling message, without the
@@ -189,6 +197,9 @@ type FitError struct {
 func (e *FitError) Error() string {
 	if e.NumNodes == 0 {
 		return "no nodes available to schedule pods"
+	}
+	if e.PreFilter != "" {
+		return fmt.Sprintf("0/%d nodes are available: %s.", e.NumNodes, e.PreFilter)
 	}
 	parts := make([]string, 0, len(e.Reasons))
 	for reason, n := range e.Reasons {
