@@ -37,7 +37,7 @@ func runWatching(t *testing.T, sc *scenario.Scenario, watch func(s *Sim, ch apis
 	return s
 }
 
-func healthyPod(p *corev1.Pod) bool { return podHealthy(p) }
+func healthyPod(p *corev1.Pod) bool { return p.DeletionTimestamp == nil && podReady(p) }
 
 // Five web pods behind a PDB of maxUnavailable 1 sit on a node that is
 // deleted at t=2m: the drain evicts them one at a time, each only after the

@@ -93,6 +93,7 @@ type Sim struct {
 	rsets    []*replicaSet
 	jobs     []*job
 	dsets    []*daemonSet
+	budgets  *budgets
 	queues   map[string]*simQueue
 	qorder   []*simQueue
 

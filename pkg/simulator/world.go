@@ -182,6 +182,7 @@ func (s *Sim) setupKube() error {
 	s.bill = newBilling(s)
 	s.sched = newSchedulerLoop(s)
 	s.kubelets = newKubelets(s)
+	s.budgets = newBudgets(s)
 	s.api.Watch(s.onChange)
 
 	reg := prometheus.NewRegistry()
