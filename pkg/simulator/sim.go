@@ -98,6 +98,7 @@ type Sim struct {
 	qorder   []*simQueue
 
 	bill *billing
+	held *held
 
 	failures map[string]int
 	notes    []string

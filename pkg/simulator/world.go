@@ -190,6 +190,7 @@ func (s *Sim) setupKube() error {
 	if err != nil {
 		return err
 	}
+	s.held = newHeld(m)
 	gates := controllers.DefaultFeatureGates()
 	for g, on := range s.sc.Controller.FeatureGates {
 		if _, ok := gates[g]; !ok {
