@@ -89,6 +89,7 @@ func TestConsolidationWithPDB(t *testing.T) {
 	})
 	with := s.result()
 	checkGolden(t, "consolidation-pdb", with)
+	t.Logf("fewest healthy pods per Deployment after t=%s: %v (replicas %v)", settled, least, replicas)
 	for app, n := range replicas {
 		if got, seen := least[app]; !seen || got < n-1 {
 			t.Errorf("%s: %d healthy pods at one point after t=%s (seen %v), its budget allows %d", app, got, settled, seen, n-1)
