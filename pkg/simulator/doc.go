@@ -20,8 +20,9 @@
 // The simulator plays only what is not Nodesmith: kube-scheduler
 // (pkg/simulator/scheduler, the default profile's filters and scores,
 // checked against the real one), the kubelets (registration, readiness,
-// pod start and graceful termination), the eviction subresource's
-// PodDisruptionBudget check, the ReplicaSet, Job, DaemonSet and KEDA
+// pod start and graceful termination), kube-controller-manager's
+// disruption controller (PodDisruptionBudget status) and the eviction
+// subresource's check of it, the ReplicaSet, Job, DaemonSet and KEDA
 // controllers, the SQS consumers, and AWS's capacity, prices, boots and
 // interruptions. No placement, launch or disruption policy lives here: if
 // the simulator and the controller would decide differently, the seam

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -37,7 +40,7 @@ func runWatching(t *testing.T, sc *scenario.Scenario, watch func(s *Sim, ch apis
 	return s
 }
 
-func healthyPod(p *corev1.Pod) bool { return podHealthy(p) }
+func healthyPod(p *corev1.Pod) bool { return p.DeletionTimestamp == nil && podReady(p) }
 
 // Five web pods behind a PDB of maxUnavailable 1 sit on a node that is
 // deleted at t=2m: the drain evicts them one at a time, each only after the
@@ -117,4 +120,42 @@ func TestGracePeriodDelaysTermination(t *testing.T) {
 	within(t, "batch pod killed after its eviction", goneAt-deletedAt, 90*time.Second, 90*time.Second)
 	first := s.result().Launches[0]
 	within(t, "instance terminated after the node's deletion", first.TerminatedAt-2*time.Minute, 90*time.Second, 100*time.Second)
+}
+
+// The disruption controller keeps the drained budget's status current:
+// each eviction shows in disruptedPods until the pod is seen deleting,
+// and once the five web pods run again elsewhere the status is back to
+// five expected, five healthy, four needed, one disruption allowed.
+func TestBudgetStatusKeptCurrent(t *testing.T) {
+	sc := loadExample(t, "pdb-drain.yaml")
+	evictionsSeen, writes := 0, 0
+	s := runWatching(t, sc, func(s *Sim, ch apiserver.Change) {
+		pdb, ok := ch.New.(*policyv1.PodDisruptionBudget)
+		if !ok || ch.Old == nil {
+			return
+		}
+		writes++
+		old := ch.Old.(*policyv1.PodDisruptionBudget)
+		for name := range pdb.Status.DisruptedPods {
+			if _, was := old.Status.DisruptedPods[name]; !was {
+				evictionsSeen++
+			}
+		}
+	})
+	if evictionsSeen != 5 {
+		t.Errorf("%d evictions recorded in disruptedPods, want the 5 web pods", evictionsSeen)
+	}
+	pdb := &policyv1.PodDisruptionBudget{}
+	if err := s.kube.Get(s.ctx, types.NamespacedName{Namespace: "default", Name: "web"}, pdb); err != nil {
+		t.Fatal(err)
+	}
+	st := pdb.Status
+	got := [4]int32{st.ExpectedPods, st.CurrentHealthy, st.DesiredHealthy, st.DisruptionsAllowed}
+	if want := [4]int32{5, 5, 4, 1}; got != want || st.ObservedGeneration != pdb.Generation || len(st.DisruptedPods) != 0 {
+		t.Errorf("final status %+v (expected, healthy, desired, allowed %v), want %v at generation %d with no disrupted pods", st, got, want, pdb.Generation)
+	}
+	if c := meta.FindStatusCondition(st.Conditions, policyv1.DisruptionAllowedCondition); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("DisruptionAllowed %+v, want True", c)
+	}
+	t.Logf("%d status writes over the run", writes)
 }

@@ -67,6 +67,7 @@ func (s *Sim) sample() {
 		smp.QueueInFlight += int64(f)
 	}
 	s.samples = append(s.samples, smp)
+	s.held.sample(s.now)
 	if s.opts.Progress != nil && (s.now-s.lastProgress >= time.Minute || s.now == 0) {
 		s.lastProgress = s.now
 		s.opts.Progress(smp)
@@ -96,6 +97,7 @@ func (s *Sim) result() *output.Result {
 		SystemCost:      system,
 		Notes:           s.notes,
 		Interruptions:   s.intr.records(),
+		NotDisrupted:    s.held.result(),
 	}
 	r.QueueEmpty.NotApplicable = len(s.qorder) == 0
 	return r

@@ -93,10 +93,12 @@ type Sim struct {
 	rsets    []*replicaSet
 	jobs     []*job
 	dsets    []*daemonSet
+	budgets  *budgets
 	queues   map[string]*simQueue
 	qorder   []*simQueue
 
 	bill *billing
+	held *held
 
 	failures map[string]int
 	notes    []string

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
@@ -10,13 +11,16 @@ import (
 
 // onChange is the world's watch on the API server: the parts of the
 // cluster the simulator plays (kube-scheduler, kubelets, workload
-// controllers) learn of every write here. It runs inside the write's
-// delivery, so it only updates bookkeeping and schedules work; the work
-// runs as its own event.
+// controllers, kube-controller-manager's disruption controller) learn of
+// every write here. It runs inside the write's delivery, so it only
+// updates bookkeeping and schedules work; the work runs as its own event.
 func (s *Sim) onChange(ch apiserver.Change) {
 	switch obj := ch.Object().(type) {
 	case *corev1.Pod:
 		s.podChanged(ch)
+		s.budgets.changed(ch)
+	case *policyv1.PodDisruptionBudget:
+		s.budgets.changed(ch)
 	case *corev1.Node:
 		s.nodeChanged(ch, obj)
 	case *nsv1.NodeClaim:

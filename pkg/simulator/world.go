@@ -182,6 +182,7 @@ func (s *Sim) setupKube() error {
 	s.bill = newBilling(s)
 	s.sched = newSchedulerLoop(s)
 	s.kubelets = newKubelets(s)
+	s.budgets = newBudgets(s)
 	s.api.Watch(s.onChange)
 
 	reg := prometheus.NewRegistry()
@@ -189,6 +190,7 @@ func (s *Sim) setupKube() error {
 	if err != nil {
 		return err
 	}
+	s.held = newHeld(m)
 	gates := controllers.DefaultFeatureGates()
 	for g, on := range s.sc.Controller.FeatureGates {
 		if _, ok := gates[g]; !ok {

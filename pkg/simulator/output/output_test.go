@@ -22,6 +22,10 @@ func testResult() *Result {
 		},
 		Cost: 0.075, OnDemandCost: 0.3, QueueEmpty: Milestone{At: 5*time.Minute + 300*time.Millisecond, Reached: true},
 		LaunchFailures: map[string]int{"insufficient capacity": 2},
+		NotDisrupted: []Held{
+			{Reason: "PodDisruptionBudget", Most: 4, MostAt: 2 * time.Minute, NodeTime: 90 * time.Minute, AtEnd: 0},
+			{Reason: "NoCheaperReplacement", Most: 2, MostAt: 3 * time.Minute, NodeTime: 15 * time.Minute, AtEnd: 2},
+		},
 	}
 }
 
@@ -53,6 +57,9 @@ func TestWriteReport(t *testing.T) {
 		"| c6g.xlarge | us-east-1a | spot | 2 | 0.0500 | 0.1360 | 1.500 | $0.0750 |",
 		"| insufficient capacity | 2 |",
 		"| spot-00003 | spot | m7i.large | us-east-1b | on-demand | 1m0s | still running |  |",
+		"## Why nodes were not disrupted",
+		"| PodDisruptionBudget | 4 | 2m0s | 1.500 | 0 |",
+		"| NoCheaperReplacement | 2 | 3m0s | 0.250 | 2 |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
@@ -63,7 +70,8 @@ func TestWriteReport(t *testing.T) {
 func TestWriteSummary(t *testing.T) {
 	var b bytes.Buffer
 	WriteSummary(&b, testResult())
-	if got := b.String(); !strings.Contains(got, "nodes launched  3 (c6g.xlarge, m7i.large)") || !strings.Contains(got, "75.0% saved") {
+	if got := b.String(); !strings.Contains(got, "nodes launched  3 (c6g.xlarge, m7i.large)") || !strings.Contains(got, "75.0% saved") ||
+		!strings.Contains(got, "not disrupted   NoCheaperReplacement 2 (") || strings.Contains(got, "PodDisruptionBudget") {
 		t.Errorf("summary = %s", got)
 	}
 }

@@ -110,6 +110,7 @@ func WriteReport(w io.Writer, r *Result) error {
 		p("\n")
 	}
 	writeInterruptions(p, r.Interruptions)
+	writeNotDisrupted(p, r.NotDisrupted)
 	p("## Nodes\n\n| nodeclaim | pool | type | zone | capacity | launched | gone | why |\n|---|---|---|---|---|---|---|---|\n")
 	for _, l := range r.Launches {
 		gone := "still running"
@@ -157,6 +158,20 @@ func writeInterruptions(p func(string, ...any), list []Interruption) {
 	p("\n")
 }
 
+// writeNotDisrupted lists the disruption planner's reasons for leaving
+// nodes.
+func writeNotDisrupted(p func(string, ...any), list []Held) {
+	if len(list) == 0 {
+		return
+	}
+	p("## Why nodes were not disrupted\n\nThe disruption planner's own reasons for leaving nodes (one reason per node, the first it found), as its latest plan counted them at each sample: the most nodes held at once, the node-hours held over the run, and the nodes held at the end.\n\n")
+	p("| reason | most nodes | first at | node-hours | at the end |\n|---|---:|---|---:|---:|\n")
+	for _, h := range list {
+		p("| %s | %d | %s | %.3f | %d |\n", h.Reason, h.Most, FormatDuration(h.MostAt), h.NodeTime.Hours(), h.AtEnd)
+	}
+	p("\n")
+}
+
 // WriteSummary writes the few lines printed on stdout at the end of a run.
 func WriteSummary(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "scenario %s (seed %d, %s virtual)\n", r.Scenario, r.Seed, FormatDuration(r.Duration))
@@ -164,4 +179,13 @@ func WriteSummary(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "  first pod       %s\n  all pods        %s\n  queue empty     %s\n  back to base    %s\n",
 		r.FirstPodRunning, r.AllPodsRunning, r.QueueEmpty, r.BackToBase)
 	fmt.Fprintf(w, "  cost            $%.4f (on demand $%.4f, %.1f%% saved)\n", r.Cost, r.OnDemandCost, r.Savings())
+	var held []string
+	for _, h := range r.NotDisrupted {
+		if h.AtEnd > 0 {
+			held = append(held, fmt.Sprintf("%s %d", h.Reason, h.AtEnd))
+		}
+	}
+	if len(held) > 0 {
+		fmt.Fprintf(w, "  not disrupted   %s (nodes the last plan left, by why)\n", strings.Join(held, ", "))
+	}
 }

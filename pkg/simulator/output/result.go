@@ -89,10 +89,28 @@ type Result struct {
 
 	// Notes are notable decisions in time order (fallbacks, interruptions).
 	Notes []string
+	// NotDisrupted says why the disruption planner left nodes, per reason,
+	// most held first; empty when no plan left any.
+	NotDisrupted []Held
 	// Interruptions pair every notice the simulated AWS sent about a
 	// Nodesmith node with what the interruption handler did about it, in
 	// the order the notices came.
 	Interruptions []Interruption
+}
+
+// Held is how one of the disruption planner's reasons for leaving a node
+// (a pkg/disruption.SkipReason, counted by the planner's last plan at each
+// sample) held nodes over the run.
+type Held struct {
+	Reason string
+	// Most is the most nodes held for the reason at one sample, first at MostAt.
+	Most   int
+	MostAt time.Duration
+	// NodeTime is the nodes held integrated over the run: the sum over
+	// samples of the nodes held times the time to the next sample.
+	NodeTime time.Duration
+	// AtEnd is the nodes held at the last sample.
+	AtEnd int
 }
 
 // Interruption is one notice about a node (a spot interruption warning or

@@ -234,7 +234,7 @@ func (s *Scenario) Validate() error {
 		case b.Name == "" || pdbs[key]:
 			add("podDisruptionBudget names must be set and unique, got %q", b.Name)
 		case b.Spec.Selector == nil || (len(b.Spec.Selector.MatchLabels) == 0 && len(b.Spec.Selector.MatchExpressions) == 0):
-			add("podDisruptionBudget %s: a selector is required (an empty one selects nothing in policy/v1)", b.Name)
+			add("podDisruptionBudget %s: a selector with labels or expressions is required (an empty one would select every pod of its namespace)", b.Name)
 		case (b.Spec.MinAvailable == nil) == (b.Spec.MaxUnavailable == nil):
 			add("podDisruptionBudget %s: exactly one of minAvailable and maxUnavailable must be set", b.Name)
 		}
