@@ -79,9 +79,11 @@ type typesEntry struct {
 	at       time.Time
 	priceSeq uint64
 	types    []*catalog.InstanceType // offerings all available
-	// applied is types with the ICE cache applied at sequence appliedSeq.
-	applied    []*catalog.InstanceType
-	appliedSeq uint64
+	// applied is the types the images appliedAMIs boot, with the ICE cache
+	// applied at sequence appliedSeq.
+	applied     []*catalog.InstanceType
+	appliedSeq  uint64
+	appliedAMIs []awsv1.AMI
 }
 
 // New builds the provider.

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,5 +193,27 @@ func TestBottlerocketAllocatableIsWhatTheKubeletIsTold(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSolverSeesOnlyTypesAnImageBoots: GetInstanceTypes leaves out the types
+// Create would drop, so the solver never plans them.
+func TestSolverSeesOnlyTypesAnImageBoots(t *testing.T) {
+	e := newEnv(t, envOpts{specs: snapshotSpecs(t, variantTypes)})
+	nc := defaultNodeClass()
+	nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: "bottlerocket@latest"}}
+	e.resyncClass(t, nc)
+	types, err := e.p.GetInstanceTypes(e.ctx, testPool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range types {
+		got = append(got, it.Name)
+	}
+	slices.Sort(got)
+	// Bottlerocket has no Neuron variant, and no variant drives an AMD GPU.
+	if want := []string{"g4dn.xlarge", "g5g.xlarge", "m5.large", "m6g.large"}; !slices.Equal(got, want) {
+		t.Errorf("types = %v, want %v", got, want)
 	}
 }
