@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -152,13 +153,20 @@ func (p *Provider) prepare(ctx context.Context, claim *nsv1.NodeClaim) (*launch,
 		return nil, cloudprovider.NewNodeClassNotReadyError(err)
 	}
 	res = withStatus(res, nc)
-	base, _, err := p.instanceTypes(ctx, nc, res)
+	base, key, err := p.instanceTypes(ctx, nc, res)
 	if err != nil {
 		return nil, unavailable(err)
 	}
 	l := &launch{claim: claim, nc: nc, res: res}
+	var unbootable []*catalog.InstanceType
+	l.base, unbootable = p.bootable(key, base, res.AMIs)
+	wanted := scheduling.FromAPI(claim.Spec.Requirements).Get(corev1.LabelInstanceTypeStable)
 	var dropped []string
-	l.base, dropped = withImages(base, res.AMIs, scheduling.FromAPI(claim.Spec.Requirements).Get(corev1.LabelInstanceTypeStable))
+	for _, it := range unbootable {
+		if wanted == nil || wanted.Has(it.Name) {
+			dropped = append(dropped, it.Name)
+		}
+	}
 	if len(dropped) > 0 {
 		// Said in every error of this launch: the user must see why a type
 		// the solver chose was not asked for.
@@ -259,19 +267,37 @@ func launchCallError(claim string, err error) error {
 	return cloudprovider.NewCloudUnavailableError(err)
 }
 
-// withImages keeps the types an image of the class boots (the one
+// withImages splits types into those an image of the class boots (the one
 // scheduling.ImageFor gives them: GPU types the NVIDIA variant, and so on)
-// and names the dropped ones the claim allows (wanted; nil: any).
-func withImages(types []*catalog.InstanceType, amis []awsv1.AMI, wanted *scheduling.Requirement) (kept []*catalog.InstanceType, dropped []string) {
+// and those none does.
+func withImages(types []*catalog.InstanceType, amis []awsv1.AMI) (kept, unbootable []*catalog.InstanceType) {
+	images := scheduling.CompileImages(amis)
 	kept = make([]*catalog.InstanceType, 0, len(types))
 	for _, it := range types {
-		if _, ok := scheduling.ImageFor(amis, it.Labels); ok {
+		if _, ok := images.For(it.Labels); ok {
 			kept = append(kept, it)
-		} else if wanted == nil || wanted.Has(it.Name) {
-			dropped = append(dropped, it.Name)
+		} else {
+			unbootable = append(unbootable, it)
 		}
 	}
-	return kept, dropped
+	return kept, unbootable
+}
+
+// bootable is withImages of a cached type list (key: its cache key),
+// remembered until the list or the images change: every launch asks it of
+// the whole catalog.
+func (p *Provider) bootable(key string, types []*catalog.InstanceType, amis []awsv1.AMI) (kept, unbootable []*catalog.InstanceType) {
+	p.bootMu.Lock()
+	defer p.bootMu.Unlock()
+	if e, ok := p.bootCache[key]; ok && sameTypes(e.types, types) && len(e.types) == len(types) && slices.EqualFunc(e.amis, amis, sameAMI) {
+		return e.kept, e.unbootable
+	}
+	kept, unbootable = withImages(types, amis)
+	if p.bootCache == nil {
+		p.bootCache = map[string]bootEntry{}
+	}
+	p.bootCache[key] = bootEntry{types: types, amis: amis, kept: kept, unbootable: unbootable}
+	return kept, unbootable
 }
 
 // withStatus is res narrowed to what the class's status names. Drift

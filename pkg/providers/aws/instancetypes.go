@@ -55,21 +55,15 @@ func (p *Provider) availableTypes(ctx context.Context, pool *nsv1.NodePool) ([]*
 	e, ok := p.typeCache[key]
 	if !ok || !sameTypes(e.types, types) {
 		// Rebuilt by someone else meanwhile: do not cache a view of old types.
-		return catalog.WithAvailability(bootable(types, res.AMIs), p.ice), nil
+		kept, _ := p.bootable(key, types, res.AMIs)
+		return catalog.WithAvailability(kept, p.ice), nil
 	}
 	if e.applied == nil || e.appliedSeq != seq || !slices.EqualFunc(e.appliedAMIs, res.AMIs, sameAMI) {
-		e.applied, e.appliedSeq, e.appliedAMIs = catalog.WithAvailability(bootable(types, res.AMIs), p.ice), seq, res.AMIs
+		kept, _ := p.bootable(key, types, res.AMIs)
+		e.applied, e.appliedSeq, e.appliedAMIs = catalog.WithAvailability(kept, p.ice), seq, res.AMIs
 		p.typeCache[key] = e
 	}
 	return append([]*catalog.InstanceType(nil), e.applied...), nil
-}
-
-// bootable are the types an image of the class boots (GPU types need the
-// NVIDIA variant, …): the solver must not plan the others. Create drops
-// them again, naming them, should the status change before the launch.
-func bootable(types []*catalog.InstanceType, amis []awsv1.AMI) []*catalog.InstanceType {
-	kept, _ := withImages(types, amis, nil)
-	return kept
 }
 
 func sameAMI(a, b awsv1.AMI) bool {

@@ -41,6 +41,10 @@ type Provider struct {
 
 	typesMu   sync.Mutex
 	typeCache map[string]typesEntry
+	// bootMu guards bootCache: the last split of a cached type list by
+	// whether the images boot them, keyed by the list's cache key.
+	bootMu    sync.Mutex
+	bootCache map[string]bootEntry
 
 	pricesMu   sync.RWMutex
 	spotPrices map[string]map[string]float64 // type → zone → USD/h
@@ -84,6 +88,13 @@ type typesEntry struct {
 	applied     []*catalog.InstanceType
 	appliedSeq  uint64
 	appliedAMIs []awsv1.AMI
+}
+
+// bootEntry is types split by whether the images amis boot them.
+type bootEntry struct {
+	types            []*catalog.InstanceType
+	amis             []awsv1.AMI
+	kept, unbootable []*catalog.InstanceType
 }
 
 // New builds the provider.
