@@ -142,8 +142,19 @@ func labels(spec *Spec, region string) map[string]string {
 		awsv1.LabelInstanceHypervisor:  spec.Hypervisor,
 		awsv1.LabelInstanceCPU:         strconv.Itoa(spec.VCPUs),
 		awsv1.LabelInstanceMemory:      strconv.FormatInt(spec.MemoryMiB, 10),
-		awsv1.LabelInstanceGPUCount:    strconv.Itoa(spec.GPUCount),
 		awsv1.LabelInstanceLocalNVMe:   strconv.FormatInt(spec.InstanceStorageGB, 10),
+	}
+	// GPU and accelerator labels exist only on types that have one, so an
+	// image's requirement "gpu-count Exists" / "DoesNotExist" (status.amis)
+	// tells GPU types from the rest, as Karpenter's labels do.
+	if spec.GPUCount > 0 {
+		l[awsv1.LabelInstanceGPUCount] = strconv.Itoa(spec.GPUCount)
+		l[awsv1.LabelInstanceGPUManufacturer] = spec.GPUManufacturer
+	}
+	if spec.AcceleratorCount > 0 {
+		l[awsv1.LabelInstanceAcceleratorCount] = strconv.Itoa(spec.AcceleratorCount)
+		l[awsv1.LabelInstanceAcceleratorName] = spec.AcceleratorName
+		l[awsv1.LabelInstanceAcceleratorManufacturer] = spec.AcceleratorManufacturer
 	}
 	if spec.Generation > 0 {
 		l[awsv1.LabelInstanceGeneration] = strconv.Itoa(spec.Generation)

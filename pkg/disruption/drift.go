@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
@@ -50,8 +52,16 @@ func Drifted(claim *nsv1.NodeClaim, pool *nsv1.NodePool, nc *awsv1.EC2NodeClass)
 	if h := a[awsv1.AnnotationEC2NodeClassHash]; h != "" && a[awsv1.AnnotationEC2NodeClassHashVersion] == awsv1.EC2NodeClassHashVersion && h != nc.Hash() {
 		return DriftNodeClass, fmt.Sprintf("ec2nodeclass %s's launch settings changed since the node launched", nc.Name), true
 	}
-	if img := claim.Status.ImageID; img != "" && len(nc.Status.AMIs) > 0 && !hasAMI(nc.Status.AMIs, img) {
-		return DriftAMI, fmt.Sprintf("image %s is no longer among ec2nodeclass %s's AMIs (%s)", img, nc.Name, amiIDs(nc.Status.AMIs)), true
+	if img := claim.Status.ImageID; img != "" && len(nc.Status.AMIs) > 0 {
+		// The image its type launches with now (NVIDIA for GPU types, …),
+		// by the rule the launch itself follows.
+		want, ok := scheduling.ImageFor(nc.Status.AMIs, claim.Labels)
+		switch {
+		case !ok && !hasAMI(nc.Status.AMIs, img):
+			return DriftAMI, fmt.Sprintf("image %s is no longer among ec2nodeclass %s's AMIs (%s)", img, nc.Name, amiIDs(nc.Status.AMIs)), true
+		case ok && want.ID != img:
+			return DriftAMI, fmt.Sprintf("image %s is not the one ec2nodeclass %s gives instance type %s now (%s)", img, nc.Name, claim.Labels[corev1.LabelInstanceTypeStable], want.ID), true
+		}
 	}
 	if sub := a[awsv1.AnnotationSubnetID]; sub != "" && len(nc.Status.Subnets) > 0 && !hasSubnet(nc.Status.Subnets, sub) {
 		return DriftSubnet, fmt.Sprintf("subnet %s is no longer among ec2nodeclass %s's subnets", sub, nc.Name), true

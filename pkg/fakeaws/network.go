@@ -1,6 +1,8 @@
 package fakeaws
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -11,7 +13,8 @@ import (
 const amazonOwnerID = "602401143452"
 
 // seedImages registers AL2023 and Bottlerocket images for both architectures
-// and the public SSM parameters that resolve to them.
+// (standard and accelerated variants) and the public SSM parameters that
+// resolve to them.
 func (w *World) seedImages() {
 	v := w.opts.KubernetesVersion
 	created := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
@@ -40,6 +43,38 @@ func (w *World) seedImages() {
 			w.images = append(w.images, img)
 			w.params[img.SSMParameter] = img.ID
 		}
+	}
+	w.seedVariantImages(created)
+}
+
+// seedVariantImages registers the accelerated images EKS publishes beside
+// the standard ones: AL2023 NVIDIA (x86_64, arm64) and Neuron (x86_64),
+// Bottlerocket NVIDIA (both). Their ids are derived from their names, not
+// drawn from the world's random source, so every id drawn after them is
+// what it was before they existed.
+func (w *World) seedVariantImages(created time.Time) {
+	v := w.opts.KubernetesVersion
+	add := func(arch, name, desc, param string) {
+		sum := sha256.Sum256([]byte(name))
+		img := &Image{
+			ID: "ami-" + hex.EncodeToString(sum[:])[:17], Name: name, Description: desc, Arch: arch,
+			OwnerID: amazonOwnerID, OwnerAlias: "amazon", CreationDate: created, SSMParameter: param,
+		}
+		w.images = append(w.images, img)
+		w.params[param] = img.ID
+	}
+	for _, arch := range []string{"x86_64", "arm64"} {
+		variants := []string{"nvidia"}
+		if arch == "x86_64" {
+			variants = append(variants, "neuron")
+		}
+		for _, variant := range variants {
+			add(arch, fmt.Sprintf("amazon-eks-node-al2023-%s-%s-%s-v20261101", arch, variant, v),
+				"EKS-optimized Kubernetes node based on Amazon Linux 2023 ("+variant+")",
+				fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/%s/recommended/image_id", v, arch, variant))
+		}
+		add(arch, fmt.Sprintf("bottlerocket-aws-k8s-%s-nvidia-%s-v1.50.0-aaaaaaaa", v, arch), "bottlerocket-aws-k8s-"+v+"-nvidia",
+			fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-%s-nvidia/%s/latest/image_id", v, arch))
 	}
 }
 

@@ -19,6 +19,11 @@ func TestSSMAMIParameters(t *testing.T) {
 		{"/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/arm64/standard/recommended/image_id", "arm64", "amazon-eks-node-al2023-arm64"},
 		{"/aws/service/bottlerocket/aws-k8s-1.37/x86_64/latest/image_id", "x86_64", "bottlerocket-aws-k8s-1.37-x86_64"},
 		{"/aws/service/bottlerocket/aws-k8s-1.37/arm64/latest/image_id", "arm64", "bottlerocket-aws-k8s-1.37-arm64"},
+		{"/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/nvidia/recommended/image_id", "x86_64", "amazon-eks-node-al2023-x86_64-nvidia-1.37"},
+		{"/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/arm64/nvidia/recommended/image_id", "arm64", "amazon-eks-node-al2023-arm64-nvidia-1.37"},
+		{"/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/neuron/recommended/image_id", "x86_64", "amazon-eks-node-al2023-x86_64-neuron-1.37"},
+		{"/aws/service/bottlerocket/aws-k8s-1.37-nvidia/x86_64/latest/image_id", "x86_64", "bottlerocket-aws-k8s-1.37-nvidia-x86_64"},
+		{"/aws/service/bottlerocket/aws-k8s-1.37-nvidia/arm64/latest/image_id", "arm64", "bottlerocket-aws-k8s-1.37-nvidia-arm64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.param, func(t *testing.T) {
@@ -40,10 +45,14 @@ func TestSSMAMIParameters(t *testing.T) {
 			}
 		})
 	}
-	_, err := e.ssm.GetParameter(e.ctx, &ssm.GetParameterInput{Name: aws.String("/aws/service/eks/optimized-ami/1.99/amazon-linux-2023/x86_64/standard/recommended/image_id")})
-	var nf *ssmtypes.ParameterNotFound
-	if !errors.As(err, &nf) {
-		t.Fatalf("unknown parameter: %v", err)
+	// EKS publishes no arm64 Neuron image.
+	for _, name := range []string{"/aws/service/eks/optimized-ami/1.99/amazon-linux-2023/x86_64/standard/recommended/image_id",
+		"/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/arm64/neuron/recommended/image_id"} {
+		_, err := e.ssm.GetParameter(e.ctx, &ssm.GetParameterInput{Name: aws.String(name)})
+		var nf *ssmtypes.ParameterNotFound
+		if !errors.As(err, &nf) {
+			t.Fatalf("unknown parameter %s: %v", name, err)
+		}
 	}
 	e.world.InjectThrottle("ssm:GetParameter", 1)
 	if _, err := e.ssm.GetParameter(e.ctx, &ssm.GetParameterInput{Name: aws.String(tests[0].param)}); err != nil {

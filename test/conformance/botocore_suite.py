@@ -32,6 +32,14 @@ DISCOVERY = "nodesmith.sh/discovery"
 AL2023_X86 = "/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id"
 AL2023_ARM = "/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/arm64/standard/recommended/image_id"
 BOTTLEROCKET_X86 = "/aws/service/bottlerocket/aws-k8s-1.37/x86_64/latest/image_id"
+# The accelerated variants an al2023 or bottlerocket alias resolves besides the standard image.
+VARIANT_PARAMS = [
+    "/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/nvidia/recommended/image_id",
+    "/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/arm64/nvidia/recommended/image_id",
+    "/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/neuron/recommended/image_id",
+    "/aws/service/bottlerocket/aws-k8s-1.37-nvidia/x86_64/latest/image_id",
+    "/aws/service/bottlerocket/aws-k8s-1.37-nvidia/arm64/latest/image_id",
+]
 
 failures = 0
 
@@ -150,7 +158,7 @@ def ec2_suite(ec2, ec2_loose, ssm):
     call("ec2 DescribeSecurityGroups group-name filter", lambda: ec2.describe_security_groups(Filters=[{"Name": "group-name", "Values": ["default"]}]),
          lambda r: len(r["SecurityGroups"]) == 1)
 
-    images = call("ec2 DescribeImages by owner and name", lambda: ec2.describe_images(Owners=["amazon"], Filters=[{"Name": "name", "Values": ["amazon-eks-node-al2023-*"]}]),
+    images = call("ec2 DescribeImages by owner and name", lambda: ec2.describe_images(Owners=["amazon"], Filters=[{"Name": "name", "Values": ["amazon-eks-node-al2023-*-standard-*"]}]),
                   lambda r: sorted(i["Architecture"] for i in r["Images"]) == ["arm64", "x86_64"] and all(i["State"] == "available" for i in r["Images"]))
     param = call("ssm GetParameter AL2023 x86_64", lambda: ssm.get_parameter(Name=AL2023_X86),
                  lambda r: r["Parameter"]["Value"].startswith("ami-") and r["Parameter"]["Name"] == AL2023_X86 and "LastModifiedDate" in r["Parameter"])
@@ -159,6 +167,9 @@ def ec2_suite(ec2, ec2_loose, ssm):
         call("ec2 DescribeImages resolves the SSM parameter", lambda: ec2.describe_images(ImageIds=[ami]),
              lambda r: r["Images"][0]["Architecture"] == "x86_64" and r["Images"][0]["Name"].startswith("amazon-eks-node-al2023-x86_64"))
     call("ssm GetParameter Bottlerocket", lambda: ssm.get_parameter(Name=BOTTLEROCKET_X86), lambda r: r["Parameter"]["Value"].startswith("ami-"))
+    call("ssm GetParameters accelerated variants", lambda: ssm.get_parameters(Names=VARIANT_PARAMS),
+         lambda r: sorted(p["Name"] for p in r["Parameters"]) == sorted(VARIANT_PARAMS) and r["InvalidParameters"] == []
+         and all(p["Value"].startswith("ami-") for p in r["Parameters"]))
     call("ssm GetParameters", lambda: ssm.get_parameters(Names=[AL2023_X86, AL2023_ARM, "/nodesmith/missing"]),
          lambda r: sorted(p["Name"] for p in r["Parameters"]) == sorted([AL2023_X86, AL2023_ARM]) and r["InvalidParameters"] == ["/nodesmith/missing"])
 

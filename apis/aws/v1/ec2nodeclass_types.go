@@ -1,6 +1,7 @@
 package v1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -292,6 +293,13 @@ type AMI struct {
 	// Architecture is amd64 or arm64.
 	// +optional
 	Architecture string `json:"architecture,omitempty"`
+	// Requirements an instance type's labels must meet to launch with this
+	// image (e.g. arch In [amd64] and, for the NVIDIA variant, the GPU count
+	// label Exists). Each instance type launches with the first image it
+	// meets; none given means the architecture alone decides.
+	// +listType=atomic
+	// +optional
+	Requirements []corev1.NodeSelectorRequirement `json:"requirements,omitempty"`
 }
 
 // EC2NodeClass condition types.

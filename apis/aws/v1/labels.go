@@ -5,19 +5,25 @@ package v1
 const (
 	Group = "aws.nodesmith.sh"
 
-	LabelInstanceCategory         = Group + "/instance-category"
-	LabelInstanceFamily           = Group + "/instance-family"
-	LabelInstanceGeneration       = Group + "/instance-generation"
-	LabelInstanceSize             = Group + "/instance-size"
-	LabelInstanceCPU              = Group + "/instance-cpu"
-	LabelInstanceMemory           = Group + "/instance-memory"
-	LabelInstanceGPUCount         = Group + "/instance-gpu-count"
-	LabelInstanceGPUName          = Group + "/instance-gpu-name"
-	LabelInstanceHypervisor       = Group + "/instance-hypervisor"
-	LabelInstanceLocalNVMe        = Group + "/instance-local-nvme"
-	LabelInstanceNetworkBandwidth = Group + "/instance-network-bandwidth"
-	LabelSpotInterruptionBucket   = Group + "/spot-interruption-bucket"
-	LabelEC2NodeClass             = Group + "/ec2nodeclass"
+	LabelInstanceCategory        = Group + "/instance-category"
+	LabelInstanceFamily          = Group + "/instance-family"
+	LabelInstanceGeneration      = Group + "/instance-generation"
+	LabelInstanceSize            = Group + "/instance-size"
+	LabelInstanceCPU             = Group + "/instance-cpu"
+	LabelInstanceMemory          = Group + "/instance-memory"
+	LabelInstanceGPUCount        = Group + "/instance-gpu-count"
+	LabelInstanceGPUName         = Group + "/instance-gpu-name"
+	LabelInstanceGPUManufacturer = Group + "/instance-gpu-manufacturer"
+	// The accelerator labels name non-GPU accelerators (Inferentia,
+	// Trainium, …); like the GPU labels they are absent on types without one.
+	LabelInstanceAcceleratorCount        = Group + "/instance-accelerator-count"
+	LabelInstanceAcceleratorName         = Group + "/instance-accelerator-name"
+	LabelInstanceAcceleratorManufacturer = Group + "/instance-accelerator-manufacturer"
+	LabelInstanceHypervisor              = Group + "/instance-hypervisor"
+	LabelInstanceLocalNVMe               = Group + "/instance-local-nvme"
+	LabelInstanceNetworkBandwidth        = Group + "/instance-network-bandwidth"
+	LabelSpotInterruptionBucket          = Group + "/spot-interruption-bucket"
+	LabelEC2NodeClass                    = Group + "/ec2nodeclass"
 
 	// TagDiscovery is the conventional tag that marks subnets and security groups for a cluster.
 	TagDiscovery = "nodesmith.sh/discovery"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/providers/aws/plan"
 	"github.com/nodesmith/nodesmith/pkg/providers/aws/userdata"
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
 // Allocation strategies: price-capacity-optimized steers spot away from
@@ -153,11 +155,36 @@ func (p *Provider) prepare(ctx context.Context, claim *nsv1.NodeClaim) (*launch,
 		return nil, cloudprovider.NewNodeClassNotReadyError(err)
 	}
 	res = withStatus(res, nc)
-	base, _, err := p.instanceTypes(ctx, nc, res)
+	base, key, err := p.instanceTypes(ctx, nc, res)
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	return &launch{claim: claim, nc: nc, res: res, base: withImages(base, res.AMIs)}, nil
+	l := &launch{claim: claim, nc: nc, res: res}
+	var unbootable []*catalog.InstanceType
+	l.base, unbootable = p.bootable(key, base, res.AMIs)
+	wanted := scheduling.FromAPI(claim.Spec.Requirements).Get(corev1.LabelInstanceTypeStable)
+	var dropped []string
+	for _, it := range unbootable {
+		if wanted == nil || wanted.Has(it.Name) {
+			dropped = append(dropped, it.Name)
+		}
+	}
+	if len(dropped) > 0 {
+		// Said in every error of this launch: the user must see why a type
+		// the solver chose was not asked for.
+		l.failures = append(l.failures, noImageReason(nc.Name, dropped))
+	}
+	return l, nil
+}
+
+// noImageReason names the types no image of the class fits (a few of them).
+func noImageReason(class string, types []string) string {
+	const show = 5
+	names := strings.Join(types[:min(len(types), show)], ", ")
+	if len(types) > show {
+		names += fmt.Sprintf(" and %d more", len(types)-show)
+	}
+	return fmt.Sprintf("dropped %s: no image in ec2nodeclass %s's status.amis meets their requirements (a GPU or accelerator no resolved variant drives, or an architecture without an image)", names, class)
 }
 
 // planLaunch picks the claim's options for this round (the ICE cache as it
@@ -247,19 +274,37 @@ func launchCallError(claim string, err error) error {
 	return cloudprovider.NewCloudUnavailableError(err)
 }
 
-// withImages keeps the types an image can boot (one AMI per architecture).
-func withImages(types []*catalog.InstanceType, amis []awsv1.AMI) []*catalog.InstanceType {
-	archs := map[string]bool{}
-	for _, a := range amis {
-		archs[a.Architecture] = true
-	}
-	out := make([]*catalog.InstanceType, 0, len(types))
+// withImages splits types into those an image of the class boots (the one
+// scheduling.ImageFor gives them: GPU types the NVIDIA variant, and so on)
+// and those none does.
+func withImages(types []*catalog.InstanceType, amis []awsv1.AMI) (kept, unbootable []*catalog.InstanceType) {
+	images := scheduling.CompileImages(amis)
+	kept = make([]*catalog.InstanceType, 0, len(types))
 	for _, it := range types {
-		if archs[it.Arch] {
-			out = append(out, it)
+		if _, ok := images.For(it.Labels); ok {
+			kept = append(kept, it)
+		} else {
+			unbootable = append(unbootable, it)
 		}
 	}
-	return out
+	return kept, unbootable
+}
+
+// bootable is withImages of a cached type list (key: its cache key),
+// remembered until the list or the images change: every launch asks it of
+// the whole catalog.
+func (p *Provider) bootable(key string, types []*catalog.InstanceType, amis []awsv1.AMI) (kept, unbootable []*catalog.InstanceType) {
+	p.bootMu.Lock()
+	defer p.bootMu.Unlock()
+	if e, ok := p.bootCache[key]; ok && sameTypes(e.types, types) && len(e.types) == len(types) && slices.EqualFunc(e.amis, amis, sameAMI) {
+		return e.kept, e.unbootable
+	}
+	kept, unbootable = withImages(types, amis)
+	if p.bootCache == nil {
+		p.bootCache = map[string]bootEntry{}
+	}
+	p.bootCache[key] = bootEntry{types: types, amis: amis, kept: kept, unbootable: unbootable}
+	return kept, unbootable
 }
 
 // withStatus is res narrowed to what the class's status names. Drift
@@ -306,13 +351,10 @@ func withStatus(res *Resolved, nc *awsv1.EC2NodeClass) *Resolved {
 	return &cp
 }
 
-func imageFor(amis []awsv1.AMI, arch string) string {
-	for _, a := range amis {
-		if a.Architecture == arch {
-			return a.ID
-		}
-	}
-	return ""
+// imageFor is the id of the image an instance type launches with; "" when none fits.
+func imageFor(amis []awsv1.AMI, it *catalog.InstanceType) string {
+	img, _ := scheduling.ImageFor(amis, it.Labels)
+	return img.ID
 }
 
 // nodeLabels are the labels the kubelet registers with: the claim's, minus
@@ -336,19 +378,16 @@ func nodeTaints(claim *nsv1.NodeClaim) []corev1.Taint {
 	return append(out, claim.Spec.StartupTaints...)
 }
 
-// buildFleetRequest renders the launch templates (one per architecture
-// among the options) and the CreateFleet input for a plan.
+// buildFleetRequest renders the launch templates (one per image among the
+// options) and the CreateFleet input for a plan.
 func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *Resolved, pl plan.Plan, token string) (fleetRequest, error) {
 	custom := ""
 	if nc.Spec.UserData != nil {
 		custom = *nc.Spec.UserData
 	}
-	ud, err := userdata.Render(userdata.Options{
+	udOpts := userdata.Options{
 		Family: res.Family, ClusterName: p.cluster.Name, Endpoint: p.cluster.Endpoint, CABundle: p.cluster.CABundle, ServiceCIDR: p.cluster.ServiceCIDR,
 		Labels: nodeLabels(claim, pl.CapacityType), Taints: nodeTaints(claim), Kubelet: nc.Spec.Kubelet, Custom: custom,
-	})
-	if err != nil {
-		return fleetRequest{}, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("rendering user data: %w", err))
 	}
 	pool := claim.Labels[nsv1.LabelNodePool]
 	common := map[string]string{}
@@ -371,22 +410,43 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 		ltTags[k] = v
 	}
 	ltTags[awsv1.TagCluster] = p.cluster.Name
-	// Options stay in price order inside each architecture's config.
-	byArch := map[string][]ec2types.FleetLaunchTemplateOverridesRequest{}
-	var archs []string
+	// One launch template per image (and, on Bottlerocket, per pod limit:
+	// it has no pods-per-core, so the limit is written per group of types).
+	// Options stay in price order inside each template's config.
+	type templateKey struct {
+		arch, image string
+		pods        int64
+	}
+	byTemplate := map[templateKey][]ec2types.FleetLaunchTemplateOverridesRequest{}
+	var keys []templateKey
 	for _, o := range pl.Options {
-		arch := o.InstanceType.Arch
-		if _, ok := byArch[arch]; !ok {
-			archs = append(archs, arch)
+		k := templateKey{arch: o.InstanceType.Arch, image: imageFor(res.AMIs, o.InstanceType)}
+		if k.image == "" {
+			continue // withImages dropped it already; a plan never holds one
 		}
-		byArch[arch] = append(byArch[arch], ec2types.FleetLaunchTemplateOverridesRequest{
+		if res.Family == userdata.FamilyBottlerocket {
+			k.pods = o.InstanceType.Capacity.Pods().Value()
+		}
+		if _, ok := byTemplate[k]; !ok {
+			keys = append(keys, k)
+		}
+		byTemplate[k] = append(byTemplate[k], ec2types.FleetLaunchTemplateOverridesRequest{
 			InstanceType: ec2types.InstanceType(o.InstanceType.Name),
 			SubnetId:     aws.String(o.SubnetID),
 			// The order's key, so a prioritized strategy reads the order we chose.
 			Priority: aws.Float64(o.Cost()),
 		})
 	}
-	sort.Strings(archs)
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.arch != b.arch {
+			return a.arch < b.arch
+		}
+		if a.image != b.image {
+			return a.image < b.image
+		}
+		return a.pods < b.pods
+	})
 	in := &ec2.CreateFleetInput{
 		Type: ec2types.FleetTypeInstant,
 		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
@@ -399,9 +459,15 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 	} else {
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: onDemandStrategy}
 	}
-	for _, arch := range archs {
+	for _, k := range keys {
+		o := udOpts
+		o.MaxPods = k.pods
+		ud, err := userdata.Render(o)
+		if err != nil {
+			return fleetRequest{}, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("rendering user data: %w", err))
+		}
 		spec := &templateSpec{
-			Cluster: p.cluster.Name, ImageID: imageFor(res.AMIs, arch), SecurityGroups: groups, UserData: ud,
+			Cluster: p.cluster.Name, ImageID: k.image, SecurityGroups: groups, UserData: ud,
 			BlockDevices: bds, Metadata: metadataOptions(nc.Spec.MetadataOptions), Tags: ltTags,
 			InstanceProfile: res.InstanceProfile, PublicIP: nc.Spec.AssociatePublicIPAddress,
 			Monitoring: nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
@@ -412,7 +478,7 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 		}
 		in.LaunchTemplateConfigs = append(in.LaunchTemplateConfigs, ec2types.FleetLaunchTemplateConfigRequest{
 			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateName: aws.String(name), Version: aws.String("$Latest")},
-			Overrides:                   byArch[arch],
+			Overrides:                   byTemplate[k],
 		})
 	}
 	tags := ec2Tags(common)
@@ -467,7 +533,7 @@ func (p *Provider) launched(claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *
 		for k, v := range it.LabelsFor(catalog.Offering{Zone: zone, CapacityType: ct}) {
 			c.Labels[k] = v
 		}
-		c.Status.ImageID = imageFor(res.AMIs, it.Arch)
+		c.Status.ImageID = imageFor(res.AMIs, it)
 		c.Status.Capacity = it.Capacity.DeepCopy()
 		c.Status.Allocatable = it.Allocatable().DeepCopy()
 		if price == 0 {

@@ -3,9 +3,11 @@ package aws
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
@@ -38,6 +40,9 @@ func (p *Provider) availableTypes(ctx context.Context, pool *nsv1.NodePool) ([]*
 	if err != nil {
 		return nil, cloudprovider.NewNodeClassNotReadyError(err)
 	}
+	// The images Create launches with: the solver must not plan a type
+	// none of them boots.
+	res = withStatus(res, nc)
 	types, key, err := p.instanceTypes(ctx, nc, res)
 	if err != nil {
 		return nil, err
@@ -50,13 +55,19 @@ func (p *Provider) availableTypes(ctx context.Context, pool *nsv1.NodePool) ([]*
 	e, ok := p.typeCache[key]
 	if !ok || !sameTypes(e.types, types) {
 		// Rebuilt by someone else meanwhile: do not cache a view of old types.
-		return catalog.WithAvailability(types, p.ice), nil
+		kept, _ := p.bootable(key, types, res.AMIs)
+		return catalog.WithAvailability(kept, p.ice), nil
 	}
-	if e.applied == nil || e.appliedSeq != seq {
-		e.applied, e.appliedSeq = catalog.WithAvailability(types, p.ice), seq
+	if e.applied == nil || e.appliedSeq != seq || !slices.EqualFunc(e.appliedAMIs, res.AMIs, sameAMI) {
+		kept, _ := p.bootable(key, types, res.AMIs)
+		e.applied, e.appliedSeq, e.appliedAMIs = catalog.WithAvailability(kept, p.ice), seq, res.AMIs
 		p.typeCache[key] = e
 	}
 	return append([]*catalog.InstanceType(nil), e.applied...), nil
+}
+
+func sameAMI(a, b awsv1.AMI) bool {
+	return a.ID == b.ID && a.Architecture == b.Architecture && equality.Semantic.DeepEqual(a.Requirements, b.Requirements)
 }
 
 func sameTypes(a, b []*catalog.InstanceType) bool {

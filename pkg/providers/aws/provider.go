@@ -41,6 +41,10 @@ type Provider struct {
 
 	typesMu   sync.Mutex
 	typeCache map[string]typesEntry
+	// bootMu guards bootCache: the last split of a cached type list by
+	// whether the images boot them, keyed by the list's cache key.
+	bootMu    sync.Mutex
+	bootCache map[string]bootEntry
 
 	pricesMu   sync.RWMutex
 	spotPrices map[string]map[string]float64 // type → zone → USD/h
@@ -79,9 +83,18 @@ type typesEntry struct {
 	at       time.Time
 	priceSeq uint64
 	types    []*catalog.InstanceType // offerings all available
-	// applied is types with the ICE cache applied at sequence appliedSeq.
-	applied    []*catalog.InstanceType
-	appliedSeq uint64
+	// applied is the types the images appliedAMIs boot, with the ICE cache
+	// applied at sequence appliedSeq.
+	applied     []*catalog.InstanceType
+	appliedSeq  uint64
+	appliedAMIs []awsv1.AMI
+}
+
+// bootEntry is types split by whether the images amis boot them.
+type bootEntry struct {
+	types            []*catalog.InstanceType
+	amis             []awsv1.AMI
+	kept, unbootable []*catalog.InstanceType
 }
 
 // New builds the provider.

@@ -2,7 +2,6 @@ package aws
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -201,37 +200,6 @@ func (p *Provider) resolveSecurityGroups(ctx context.Context, terms []awsv1.Secu
 	return out, nil
 }
 
-// aliasParameters are the public SSM parameters an alias resolves through,
-// per architecture (Kubernetes spelling).
-func aliasParameters(alias, k8sVersion string) (map[string]string, error) {
-	family, version, ok := strings.Cut(strings.ToLower(alias), "@")
-	if !ok {
-		return nil, fmt.Errorf("alias %q is not family@version", alias)
-	}
-	out := map[string]string{}
-	for _, arch := range []string{catalog.ArchX86_64, catalog.ArchARM64} {
-		var name string
-		switch family {
-		case "al2023":
-			if version == "latest" {
-				name = fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/standard/recommended/image_id", k8sVersion, arch)
-			} else {
-				name = fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/standard/amazon-eks-node-al2023-%s-standard-%s-%s/image_id", k8sVersion, arch, arch, k8sVersion, version)
-			}
-		case "bottlerocket":
-			v := version
-			if v != "latest" {
-				v = strings.TrimPrefix(v, "v")
-			}
-			name = fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-%s/%s/%s/image_id", k8sVersion, arch, v)
-		default:
-			return nil, fmt.Errorf("alias family %q is not al2023 or bottlerocket", family)
-		}
-		out[catalog.KubeArch(arch)] = name
-	}
-	return out, nil
-}
-
 func (p *Provider) resolveAMIs(ctx context.Context, terms []awsv1.AMISelectorTerm) ([]awsv1.AMI, error) {
 	fail := func(reason, msg string, err error) error {
 		return &ResolveError{Condition: awsv1.ConditionAMIsReady, Reason: reason, Message: msg, Err: err}
@@ -240,20 +208,21 @@ func (p *Provider) resolveAMIs(ctx context.Context, terms []awsv1.AMISelectorTer
 	var aliasAMIs []awsv1.AMI
 	for _, t := range terms {
 		if t.Alias != "" {
-			params, err := aliasParameters(t.Alias, p.opts.KubernetesVersion)
+			images, err := aliasImages(t.Alias, p.opts.KubernetesVersion)
 			if err != nil {
 				return nil, fail("InvalidAlias", "resolving the AMI alias", err)
 			}
-			for _, arch := range []string{"amd64", "arm64"} {
-				out, err := p.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(params[arch])})
+			for _, img := range images {
+				out, err := p.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(img.parameter)})
 				if err != nil {
 					if IsNotFound(err) {
-						continue // the family has no image for this architecture
+						continue // the family has no such variant for this architecture (or version)
 					}
-					return nil, fail("GetParameterFailed", "reading the SSM parameter "+params[arch], explain(err))
+					return nil, fail("GetParameterFailed", "reading the SSM parameter "+img.parameter, explain(err))
 				}
 				if out.Parameter != nil && aws.ToString(out.Parameter.Value) != "" {
-					aliasAMIs = append(aliasAMIs, awsv1.AMI{ID: aws.ToString(out.Parameter.Value), Name: t.Alias, Architecture: arch})
+					aliasAMIs = append(aliasAMIs, awsv1.AMI{ID: aws.ToString(out.Parameter.Value), Name: t.Alias,
+						Architecture: img.arch, Requirements: img.requirements})
 				}
 			}
 			continue
@@ -288,11 +257,18 @@ func (p *Provider) resolveAMIs(ctx context.Context, terms []awsv1.AMISelectorTer
 	}
 	out := aliasAMIs
 	for arch, img := range byArch {
-		out = append(out, awsv1.AMI{ID: aws.ToString(img.ImageId), Name: aws.ToString(img.Name), Architecture: arch})
+		out = append(out, awsv1.AMI{ID: aws.ToString(img.ImageId), Name: aws.ToString(img.Name), Architecture: arch, Requirements: archRequirements(arch)})
 	}
 	if len(out) == 0 {
 		return nil, fail("AMIsNotFound", "no image matched the node class's amiSelectorTerms", nil)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Architecture < out[j].Architecture })
+	// Stable order (the status must not flap); a type meets at most one
+	// variant of an alias, so the order never decides which image it gets.
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Architecture != out[j].Architecture {
+			return out[i].Architecture < out[j].Architecture
+		}
+		return out[i].ID < out[j].ID
+	})
 	return out, nil
 }

@@ -2,10 +2,12 @@ package aws
 
 import (
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	corev1 "k8s.io/api/core/v1"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
@@ -55,8 +57,21 @@ func TestResolve(t *testing.T) {
 			if len(r.Subnets) != 3 || len(r.Zones()) != 3 {
 				t.Errorf("subnets = %d in %d zones, want the 3 tagged private ones", len(r.Subnets), len(r.Zones()))
 			}
-			if len(r.AMIs) != 2 || r.AMIs[0].Architecture != "amd64" || r.AMIs[1].Architecture != "arm64" {
-				t.Errorf("amis = %+v, want one per architecture", r.AMIs)
+			// al2023: standard, nvidia and neuron on amd64; standard and nvidia on arm64.
+			variants := map[string]int{}
+			for _, a := range r.AMIs {
+				key := a.Architecture
+				for _, q := range a.Requirements {
+					if q.Operator == corev1.NodeSelectorOpExists {
+						key += " " + q.Key
+					}
+				}
+				variants[key]++
+			}
+			want := map[string]int{"amd64": 1, "amd64 " + awsv1.LabelInstanceGPUCount: 1, "amd64 " + awsv1.LabelInstanceAcceleratorCount: 1,
+				"arm64": 1, "arm64 " + awsv1.LabelInstanceGPUCount: 1}
+			if !maps.Equal(variants, want) {
+				t.Errorf("amis = %+v\nvariants %v, want %v", r.AMIs, variants, want)
 			}
 			if r.InstanceProfile != ManagedInstanceProfileName(testCluster, catalog.DefaultRegion, "default") || r.Family != "AL2023" {
 				t.Errorf("profile %q family %q", r.InstanceProfile, r.Family)

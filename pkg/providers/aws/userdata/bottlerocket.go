@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 )
 
 // Bottlerocket reads TOML settings; we write only the small subset the
@@ -18,31 +20,41 @@ const (
 	tableTaints     = "settings.kubernetes.node-taints"
 )
 
+// Bottlerocket names the kubelet's reservations and thresholds as tables
+// under settings.kubernetes.
+var bottlerocketMaps = []struct {
+	table string
+	get   func(*awsv1.KubeletConfiguration) map[string]string
+}{
+	{"settings.kubernetes.system-reserved", func(k *awsv1.KubeletConfiguration) map[string]string { return k.SystemReserved }},
+	{"settings.kubernetes.kube-reserved", func(k *awsv1.KubeletConfiguration) map[string]string { return k.KubeReserved }},
+	{"settings.kubernetes.eviction-hard", func(k *awsv1.KubeletConfiguration) map[string]string { return k.EvictionHard }},
+}
+
 func renderBottlerocket(o Options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%s]\n", tableKubernetes)
 	fmt.Fprintf(&b, "cluster-name = %s\n", strconv.Quote(o.ClusterName))
 	fmt.Fprintf(&b, "api-server = %s\n", strconv.Quote(o.Endpoint))
 	fmt.Fprintf(&b, "cluster-certificate = %s\n", strconv.Quote(o.CABundle))
-	if k := o.Kubelet; k != nil {
-		if k.MaxPods != nil {
-			fmt.Fprintf(&b, "max-pods = %d\n", *k.MaxPods)
-		}
-		if len(k.ClusterDNS) > 0 {
-			fmt.Fprintf(&b, "cluster-dns-ip = %s\n", quoteList(k.ClusterDNS))
+	// Bottlerocket has no pods-per-core: max-pods is the type's pod limit
+	// as the catalog computes it (maxPods, podsPerCore × vCPUs, the ENI
+	// limit), which the caller passes per group of types.
+	if o.MaxPods > 0 {
+		fmt.Fprintf(&b, "max-pods = %d\n", o.MaxPods)
+	} else if k := o.Kubelet; k != nil && k.MaxPods != nil {
+		fmt.Fprintf(&b, "max-pods = %d\n", *k.MaxPods)
+	}
+	k := o.Kubelet
+	if k != nil && len(k.ClusterDNS) > 0 {
+		fmt.Fprintf(&b, "cluster-dns-ip = %s\n", quoteList(k.ClusterDNS))
+	}
+	if k != nil {
+		for _, m := range bottlerocketMaps {
+			writeTable(&b, m.table, m.get(k))
 		}
 	}
-	if len(o.Labels) > 0 {
-		fmt.Fprintf(&b, "\n[%s]\n", tableLabels)
-		keys := make([]string, 0, len(o.Labels))
-		for k := range o.Labels {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, "%s = %s\n", strconv.Quote(k), strconv.Quote(o.Labels[k]))
-		}
-	}
+	writeTable(&b, tableLabels, o.Labels)
 	if len(o.Taints) > 0 {
 		fmt.Fprintf(&b, "\n[%s]\n", tableTaints)
 		// Bottlerocket groups taints by key: "key" = ["value:Effect", ...].
@@ -63,6 +75,23 @@ func renderBottlerocket(o Options) string {
 		b.WriteString("\n" + c + "\n")
 	}
 	return b.String()
+}
+
+// writeTable writes a TOML table of quoted keys and string values, sorted
+// so equal inputs give byte-equal user data; an empty map writes nothing.
+func writeTable(b *strings.Builder, table string, m map[string]string) {
+	if len(m) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n[%s]\n", table)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(b, "%s = %s\n", strconv.Quote(k), strconv.Quote(m[k]))
+	}
 }
 
 func quoteList(vs []string) string {

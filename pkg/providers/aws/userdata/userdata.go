@@ -32,6 +32,11 @@ type Options struct {
 	Taints []corev1.Taint
 	// Kubelet settings from the node class; nil means defaults.
 	Kubelet *awsv1.KubeletConfiguration
+	// MaxPods is the pod limit of the instance types the user data serves
+	// (Bottlerocket only: it has no pods-per-core, so the caller groups
+	// types by their pod capacity and tells the kubelet that number).
+	// Zero leaves the limit to Kubelet.MaxPods or the OS.
+	MaxPods int64
 	// Custom is the node class's own user data, merged in.
 	Custom string
 }
