@@ -11,17 +11,28 @@ import (
 )
 
 // simulate re-runs the solver with cands removed: their pods are the pods
-// to place, every other node is existing capacity and the pools may launch.
+// to place, every other node is existing capacity and the pools may launch
+// within the room the candidates' removal leaves in their limits
+// (poolsWithout).
 func (w *working) simulate(cands []*nodeInfo) (*scheduling.Plan, error) {
-	skip := make(map[string]bool, len(cands))
+	return w.simulateOnto(cands, nil)
+}
+
+// simulateOnto is simulate, with the pods also kept off the nodes of
+// later (which stay for now).
+func (w *working) simulateOnto(cands, later []*nodeInfo) (*scheduling.Plan, error) {
+	skip := make(map[string]bool, len(cands)+len(later))
 	var pods []*corev1.Pod
 	for _, c := range cands {
 		skip[c.name] = true
 		pods = append(pods, c.movable...)
 	}
+	for _, c := range later {
+		skip[c.name] = true
+	}
 	w.solves++
 	plan, err := scheduling.Solve(scheduling.Input{
-		Pods: pods, Nodes: w.existing(skip), NodePools: w.pools,
+		Pods: pods, Nodes: w.existing(skip), NodePools: w.poolsWithout(cands),
 		DaemonSets: w.in.Snapshot.DaemonSets, Options: w.opts.Solve,
 	})
 	if err != nil {
