@@ -93,7 +93,7 @@ func launchPlan(w *world, np *nsv1.NodePool, plan *scheduling.Plan, kept map[*co
 		claim.Spec.NodeClassRef = np.Spec.Template.Spec.NodeClassRef
 		claim.Spec.ExpireAfter = nsv1.MustParseNillableDuration("720h")
 		claim.Status = nsv1.NodeClaimStatus{NodeName: name, ProviderID: "aws:///" + o.Zone + "/i-" + name,
-			InstanceType: o.InstanceType.Name, Zone: o.Zone, CapacityType: o.CapacityType, Allocatable: o.InstanceType.Allocatable()}
+			InstanceType: o.InstanceType.Name, Zone: o.Zone, CapacityType: o.CapacityType, Allocatable: o.InstanceType.Allocatable(), Capacity: o.InstanceType.Capacity}
 		lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.NewTime(now.Add(-time.Hour)))
 		labels := map[string]string{corev1.LabelHostname: name}
 		for k, v := range claim.Labels {
@@ -246,7 +246,7 @@ func carryOut(w *world, ww *working, plan *Plan) *world {
 			}
 			claim.Labels[nsv1.LabelNodePool] = r.NodePool
 			claim.Status = nsv1.NodeClaimStatus{NodeName: name, ProviderID: "aws:///" + o.Zone + "/i-" + name,
-				InstanceType: o.InstanceType.Name, Zone: o.Zone, CapacityType: o.CapacityType, Allocatable: o.InstanceType.Allocatable()}
+				InstanceType: o.InstanceType.Name, Zone: o.Zone, CapacityType: o.CapacityType, Allocatable: o.InstanceType.Allocatable(), Capacity: o.InstanceType.Capacity}
 			lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionInitialized, true, "", ""), 1, metav1.NewTime(ww.in.Now))
 			labels := map[string]string{corev1.LabelHostname: name}
 			for k, v := range claim.Labels {

@@ -351,15 +351,11 @@ func claimPlanLabels(cp *scheduling.ClaimPlan) map[string]string {
 // later replacements stay within the pool's limits whichever option
 // launches, and one node.
 func chargeUsage(p *scheduling.NodePool, cp *scheduling.ClaimPlan) {
-	its := make([]*catalog.InstanceType, 0, len(cp.Options))
-	for _, o := range cp.Options {
-		its = append(its, o.InstanceType)
-	}
 	usage := p.Usage.DeepCopy()
 	if usage == nil {
 		usage = corev1.ResourceList{}
 	}
-	for name, q := range provisioning.LargestCapacity(its) {
+	for name, q := range claimCharge(cp) {
 		cur := usage[name]
 		cur.Add(q)
 		usage[name] = cur
@@ -368,6 +364,84 @@ func chargeUsage(p *scheduling.NodePool, cp *scheduling.ClaimPlan) {
 	nodes.Add(*resource.NewQuantity(1, resource.DecimalSI))
 	usage[nsv1.ResourceNodes] = nodes
 	p.Usage = usage
+}
+
+// claimCharge is what a planned claim counts against its pool's limits:
+// the largest capacity among its options.
+func claimCharge(cp *scheduling.ClaimPlan) corev1.ResourceList {
+	its := make([]*catalog.InstanceType, 0, len(cp.Options))
+	for _, o := range cp.Options {
+		its = append(its, o.InstanceType)
+	}
+	return provisioning.LargestCapacity(its)
+}
+
+// poolsWithout is the solver's view of the pools once cands are gone:
+// each limited pool's usage less what provisioning.Usage counts for the
+// candidates' claims, and less their number. A consolidation's or drift's
+// replacement takes its candidates' place, so it is judged against the
+// room their removal leaves; a pool that still counted them refused every
+// replacement under a binding limit, and a shrunk fleet stayed on the
+// burst's nodes (1.28 times a fresh plan). Earlier actions of the plan
+// keep counting their candidates (commit only charges their
+// replacements): the controller may carry out a later action without
+// them, so no action may rely on another's removals. Candidates are never
+// being deleted (those are disrupting), so the pool counts each of them.
+func (w *working) poolsWithout(cands []*nodeInfo) []*scheduling.NodePool {
+	byPool := map[string][]*nsv1.NodeClaim{}
+	for _, n := range cands {
+		if p := w.poolByName[n.poolName()]; p != nil && len(p.Limits) > 0 {
+			byPool[p.Name] = append(byPool[p.Name], n.claim)
+		}
+	}
+	if len(byPool) == 0 {
+		return w.pools
+	}
+	out := make([]*scheduling.NodePool, len(w.pools))
+	for i, p := range w.pools {
+		claims := byPool[p.Name]
+		if len(claims) == 0 {
+			out[i] = p
+			continue
+		}
+		gone, count := provisioning.Usage(claims, w.typesByPool[p.Name])
+		gone[nsv1.ResourceNodes] = *resource.NewQuantity(count, resource.DecimalSI)
+		usage := p.Usage.DeepCopy()
+		for name, q := range gone {
+			cur := usage[name]
+			cur.Sub(q)
+			usage[name] = cur
+		}
+		cp := *p
+		cp.Usage = usage
+		out[i] = &cp
+	}
+	return out
+}
+
+// limitRefusal says why the pools' limits refuse launching repl in place
+// of cands (scheduling.LimitRefusal, the solver's rule): each replacement
+// in turn, charged as chargeUsage charges it, against its pool's usage
+// without cands (poolsWithout) and with the replacements before it; ""
+// when they fit.
+func (w *working) limitRefusal(cands []*nodeInfo, repl []*scheduling.ClaimPlan) string {
+	pools := map[string]*scheduling.NodePool{}
+	for _, p := range w.poolsWithout(cands) {
+		pools[p.Name] = p
+	}
+	for i, cp := range repl {
+		p := pools[cp.NodePool]
+		if p == nil {
+			continue
+		}
+		if msg := scheduling.LimitRefusal(p, claimCharge(cp), fmt.Sprintf("new node %d of %d", i+1, len(repl))); msg != "" {
+			return msg
+		}
+		charged := *p
+		chargeUsage(&charged, cp)
+		pools[p.Name] = &charged
+	}
+	return ""
 }
 
 // existing is the solver's view of every node but the removed ones and

@@ -7,8 +7,11 @@
 //  0. Repacking (repack.go): when a pool's nodes are the wrong shape for
 //     what is left — deleting alone could not get within MinSavingsShare
 //     of a fresh plan for their pods — remove what the budget allows
-//     (loaded nodes first, then empty ones) and launch the fresh plan's
-//     claims those pods land on; later rounds delete the rest onto them.
+//     (loaded nodes first, then empty ones): onto the nodes that stay when
+//     their pods fit there, else onto the fresh plan's claims those pods
+//     land on (fewer nodes then, so it launches no more than it removes);
+//     later rounds delete the rest onto them. Replacements are judged
+//     against the pool's limits less what their candidates count.
 //     While the loaded nodes are still within consolidateAfter, empty
 //     nodes that would pay for such a repack wait (a minute at most).
 //  1. Emptiness: nodes that run no workload pods for consolidateAfter.

@@ -282,6 +282,9 @@ func waiting(p *Plan) bool {
 	return false
 }
 
+// roundCheck is a converge check of one round.
+type roundCheck func(round int, before *world, plan *Plan, after *world)
+
 // converged is where converge left a cluster.
 type converged struct {
 	w               *world
@@ -295,8 +298,9 @@ type converged struct {
 // before the next and a minute after it, until a plan proposes nothing,
 // holding every round to the anti-churn rules (checkNoChurn: no node a
 // round launched is removed later, whatever its age); it fails the test
-// after maxRounds.
-func converge(t *testing.T, w *world, seed int64, maxRounds int, logActions bool, opts func(*Input)) converged {
+// after maxRounds. Each check sees every round: the cluster before it, its
+// plan and the cluster after it.
+func converge(t *testing.T, w *world, seed int64, maxRounds int, logActions bool, opts func(*Input), checks ...roundCheck) converged {
 	t.Helper()
 	out := converged{launched: map[string]int{}, nodes0: len(w.snap.Nodes)}
 	out.start, _ = clusterCost(newWorking(w.input(opts)), &Plan{})
@@ -329,7 +333,11 @@ func converge(t *testing.T, w *world, seed int64, maxRounds int, logActions bool
 		}
 		out.actions += len(plan.Actions)
 		_, out.cost = clusterCost(newWorking(in), plan)
-		w = carryOut(w, ww, plan)
+		next := carryOut(w, ww, plan)
+		for _, check := range checks {
+			check(out.rounds, w, plan, next)
+		}
+		w = next
 	}
 	t.Fatalf("seed %d: still acting after %d rounds", seed, maxRounds)
 	return out

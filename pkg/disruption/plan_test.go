@@ -166,8 +166,34 @@ func TestPlan(t *testing.T) {
 		{
 			// The pool's limit names a resource no pod asks for: the
 			// replacement's capacity counts against it like any launch's,
-			// and the large node still counts until it is gone.
+			// in the room the node it replaces leaves (poolsWithout).
 			name: "a replacement that would take the pool past a limit on an extended resource is not made",
+			build: func() Input {
+				w := newWorld(pool("p", func(np *nsv1.NodePool) {
+					np.Spec.Limits = nsv1.Limits{"example.com/widget": resource.MustParse("1")}
+				}))
+				for i, it := range w.types["p"] {
+					cp := *it
+					cp.Capacity = it.Capacity.DeepCopy()
+					cp.Capacity["example.com/widget"] = resource.MustParse("2")
+					if it.Name == "large" {
+						cp.Capacity["example.com/widget"] = resource.MustParse("1")
+					}
+					w.types["p"][i] = &cp
+				}
+				a := w.node("p", "large", "zone-a", od, func(c *nsv1.NodeClaim, _ *corev1.Node) {
+					c.Status.Capacity = w.types["p"][2].Capacity.DeepCopy()
+				})
+				w.pod(a, "1")
+				return w.input()
+			},
+			wantSkips: map[string]SkipReason{"p-01": SkipNowhereToGo},
+		},
+		{
+			// Under a binding limit a replacement fits in the room its
+			// node leaves: counting the node it replaces refused every
+			// replacement, and a shrunk fleet kept the burst's nodes.
+			name: "a replacement fits a binding limit in the room the node it replaces leaves",
 			build: func() Input {
 				w := newWorld(pool("p", func(np *nsv1.NodePool) {
 					np.Spec.Limits = nsv1.Limits{"example.com/widget": resource.MustParse("1")}
@@ -184,7 +210,7 @@ func TestPlan(t *testing.T) {
 				w.pod(a, "1")
 				return w.input()
 			},
-			wantSkips: map[string]SkipReason{"p-01": SkipNowhereToGo},
+			want: []string{"SingleNodeConsolidation[p-01]+1"},
 		},
 		{
 			name: "churn: a replacement saving less than 10% is not made",

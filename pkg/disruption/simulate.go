@@ -11,18 +11,29 @@ import (
 )
 
 // simulate re-runs the solver with cands removed: their pods are the pods
-// to place, every other node is existing capacity and the pools may launch.
+// to place, every other node is existing capacity and the pools may launch
+// within the room the candidates' removal leaves in their limits
+// (poolsWithout).
 func (w *working) simulate(cands []*nodeInfo) (*scheduling.Plan, error) {
-	return w.simulateWith(cands, w.pools)
+	return w.simulateOnto(cands, nil)
 }
 
-// simulateWith is simulate with the given pools to launch from.
-func (w *working) simulateWith(cands []*nodeInfo, pools []*scheduling.NodePool) (*scheduling.Plan, error) {
-	skip := make(map[string]bool, len(cands))
+// simulateOnto is simulate, with the pods also kept off the nodes of
+// later (which stay for now).
+func (w *working) simulateOnto(cands, later []*nodeInfo) (*scheduling.Plan, error) {
+	return w.simulateWith(cands, later, w.poolsWithout(cands))
+}
+
+// simulateWith is simulateOnto with the given pools to launch from.
+func (w *working) simulateWith(cands, later []*nodeInfo, pools []*scheduling.NodePool) (*scheduling.Plan, error) {
+	skip := make(map[string]bool, len(cands)+len(later))
 	var pods []*corev1.Pod
 	for _, c := range cands {
 		skip[c.name] = true
 		pods = append(pods, c.movable...)
+	}
+	for _, c := range later {
+		skip[c.name] = true
 	}
 	w.solves++
 	plan, err := scheduling.Solve(scheduling.Input{

@@ -125,7 +125,7 @@ func (w *working) returnToSpot(eligible []*nodeInfo, out *Plan) error {
 // new spot nodes only, cheaper than n by MinSavingsShare.
 func (w *working) toSpot(n *nodeInfo, why string) (*Action, *scheduling.Plan, SkipReason, string, error) {
 	cands := []*nodeInfo{n}
-	plan, err := w.simulateWith(cands, w.spotPools())
+	plan, err := w.simulateWith(cands, nil, w.spotPools(w.poolsWithout(cands)))
 	if err != nil {
 		return nil, nil, "", "", err
 	}
@@ -157,10 +157,10 @@ func (w *working) toSpot(n *nodeInfo, why string) (*Action, *scheduling.Plan, Sk
 
 // spotPools are the solver's pools that allow spot, narrowed to spot, with
 // their usage as the plan leaves it so far.
-func (w *working) spotPools() []*scheduling.NodePool {
+func (w *working) spotPools(base []*scheduling.NodePool) []*scheduling.NodePool {
 	spot := scheduling.NewRequirement(nsv1.LabelCapacityType, corev1.NodeSelectorOpIn, nsv1.CapacityTypeSpot)
-	out := make([]*scheduling.NodePool, 0, len(w.pools))
-	for _, p := range w.pools {
+	out := make([]*scheduling.NodePool, 0, len(base))
+	for _, p := range base {
 		if !allowsSpot(p.Requirements) {
 			continue
 		}

@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
+
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 )
 
@@ -177,17 +179,25 @@ func (p *pool) typeCost(ti int, price float64) float64 {
 	return p.limitShare[ti] + p.priceWeight*price
 }
 
-// exceeds is the one test of a pool's resource limits: the first
-// dimension in which charging add instead of prev (nil: nothing) would
-// take what the pool counts — its launched and in-flight claims' capacity
-// plus this solve's planned claims — past its limit, or -1. Every resource
-// a limit names is a dimension (prepare), so a limit on something no pod
-// asks for still binds.
+// exceeds is the solver's test of a pool's resource limits (the rule is
+// overLimit's): the first dimension in which charging add instead of prev
+// (nil: nothing) would take what the pool counts — its launched and
+// in-flight claims' capacity plus this solve's planned claims — past its
+// limit, or -1. Every resource a limit names is a dimension (prepare), so
+// a limit on something no pod asks for still binds.
 func (p *pool) exceeds(add, prev vec) int {
 	if !p.hasLimit {
 		return -1
 	}
-	for d, l := range p.limit {
+	return overLimit(p.limit, p.used, add, prev)
+}
+
+// overLimit is the rule of a pool's resource limits, for the solver and
+// LimitRefusal alike: the first dimension in which used plus add, less
+// prev (what the claim was charged before, nil for a new claim), would be
+// past limit (-1 where unlimited), or -1.
+func overLimit(limit, used, add, prev vec) int {
+	for d, l := range limit {
 		if l < 0 {
 			continue
 		}
@@ -195,7 +205,7 @@ func (p *pool) exceeds(add, prev vec) int {
 		if prev != nil {
 			x -= prev[d]
 		}
-		if x > p.headroom(d) {
+		if x > l-used[d] {
 			return d
 		}
 	}
@@ -205,21 +215,74 @@ func (p *pool) exceeds(add, prev vec) int {
 // limitReason says which limit refuses a claim of capacity add (the
 // resource, the limit as the NodePool spells it, and what the pool counts).
 func (s *solver) limitReason(p *pool, d int, add vec, what string) string {
-	lim := p.np.Limits[s.d.names[d]]
-	used, adds := s.d.quantity(d, p.used[d]), s.d.quantity(d, add[d])
-	return fmt.Sprintf("pool %q: limit %s: %s would be exceeded (the pool counts %s launched and planned; %s adds %s)",
-		p.np.Name, s.d.names[d], lim.String(), used.String(), what, adds.String())
+	return limitText(p.np, s.d, d, p.used[d], add[d], what)
 }
 
-// canOpen is the one test of a pool's node-count limit (limits.nodes):
-// whether the pool may have one more node or claim.
+func limitText(np *NodePool, d *dims, i int, used, add int64, what string) string {
+	lim := np.Limits[d.names[i]]
+	u, a := d.quantity(i, used), d.quantity(i, add)
+	return fmt.Sprintf("pool %q: limit %s: %s would be exceeded (the pool counts %s launched and planned; %s adds %s)",
+		np.Name, d.names[i], lim.String(), u.String(), what, a.String())
+}
+
+// canOpen is the solver's test of a pool's node-count limit
+// (limits.nodes): whether the pool may have one more node or claim.
 func (s *solver) canOpen(p *pool) bool {
-	lim := s.nodeLimit[p.idx]
-	return lim < 0 || s.nodesUsed[p.idx] < lim
+	return !nodesReached(s.nodeLimit[p.idx], s.nodesUsed[p.idx])
+}
+
+// nodesReached is the rule of limits.nodes: a pool counting used nodes
+// may not have another when it has a limit (>= 0) and used reaches it.
+func nodesReached(limit, used int64) bool {
+	return limit >= 0 && used >= limit
 }
 
 // nodeLimitReason says that the pool's node-count limit binds.
 func (s *solver) nodeLimitReason(p *pool) string {
+	return nodeLimitText(p.np, s.nodeLimit[p.idx], s.nodesUsed[p.idx])
+}
+
+func nodeLimitText(np *NodePool, limit, used int64) string {
 	return fmt.Sprintf("pool %q: limit %s: %d reached (the pool counts %d launched and planned nodes)",
-		p.np.Name, nsv1.ResourceNodes, s.nodeLimit[p.idx], s.nodesUsed[p.idx])
+		np.Name, nsv1.ResourceNodes, limit, used)
+}
+
+// LimitRefusal is the limits rule for one more claim of np outside a
+// solve: "" when np's usage (np.Usage, "nodes" counting its claims) plus
+// one claim charged add (the largest capacity among its options, as
+// provisioning.Usage counts a claim in flight) stays within every limit np
+// names, else why not, worded as the solver words a pod's refusal. The
+// disruption planner judges the replacements it launches by it, against a
+// pool whose usage no longer counts the nodes they replace.
+func LimitRefusal(np *NodePool, add corev1.ResourceList, what string) string {
+	if len(np.Limits) == 0 {
+		return ""
+	}
+	if q, ok := np.Limits[nsv1.ResourceNodes]; ok {
+		used := np.Usage[nsv1.ResourceNodes]
+		if nodesReached(q.Value(), used.Value()) {
+			return nodeLimitText(np, q.Value(), used.Value())
+		}
+	}
+	var names []corev1.ResourceName
+	for name := range np.Limits {
+		if name != nsv1.ResourceNodes {
+			names = append(names, name)
+		}
+	}
+	d := newDims(names)
+	limit := make(vec, d.n())
+	for i := range limit {
+		limit[i] = -1
+	}
+	for name, q := range np.Limits {
+		if i, ok := d.index[name]; ok {
+			limit[i] = quantityValue(name, q)
+		}
+	}
+	used, charge := d.fromList(np.Usage), d.fromList(add)
+	if i := overLimit(limit, used, charge, nil); i >= 0 {
+		return limitText(np, d, i, used[i], charge[i], what)
+	}
+	return ""
 }

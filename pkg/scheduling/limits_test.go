@@ -139,3 +139,63 @@ func TestSolveLimitsEveryNamedResource(t *testing.T) {
 		})
 	}
 }
+
+// TestLimitRefusal: one more claim charged add fits a pool's limits while
+// usage plus add stays at or below every limit the pool names (unnamed
+// resources are free, a named one binds whether or not add lists it), and
+// below limits.nodes in count; a refusal quotes the resource, the limit,
+// what the pool counts and what the claim adds.
+func TestLimitRefusal(t *testing.T) {
+	const gpu = corev1.ResourceName("nvidia.com/gpu")
+	list := func(kv ...string) corev1.ResourceList {
+		out := corev1.ResourceList{}
+		for i := 0; i < len(kv); i += 2 {
+			out[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+		}
+		return out
+	}
+	cases := []struct {
+		name          string
+		limits, usage corev1.ResourceList
+		add           corev1.ResourceList
+		want          []string // substrings of the refusal; none: fits
+	}{
+		{name: "no limits", usage: list("cpu", "1000"), add: list("cpu", "64")},
+		{name: "within", limits: list("cpu", "100", "memory", "400Gi"), usage: list("cpu", "60", "memory", "200Gi"), add: list("cpu", "32", "memory", "128Gi")},
+		{name: "exactly at the limit", limits: list("cpu", "100"), usage: list("cpu", "68"), add: list("cpu", "32")},
+		{name: "no usage counted yet", limits: list("cpu", "32"), add: list("cpu", "32")},
+		{name: "cpu past", limits: list("cpu", "100"), usage: list("cpu", "69"), add: list("cpu", "32"),
+			want: []string{`pool "p": limit cpu: 100 would be exceeded`, "counts 69 launched", "the replacement adds 32"}},
+		{name: "millicores count", limits: list("cpu", "100"), usage: list("cpu", "68500m"), add: list("cpu", "32"),
+			want: []string{"limit cpu: 100", "counts 68500m"}},
+		{name: "memory past, cpu within", limits: list("cpu", "100", "memory", "256Gi"), usage: list("cpu", "10", "memory", "200Gi"), add: list("cpu", "8", "memory", "64Gi"),
+			want: []string{"limit memory: 256Gi", "counts 200Gi", "adds 64Gi"}},
+		{name: "an unnamed resource is free", limits: list("cpu", "100"), usage: list("cpu", "10", "memory", "9000Gi"), add: list("cpu", "8", "memory", "64Gi")},
+		{name: "a named resource the claim lacks", limits: list("cpu", "100", string(gpu), "0"), usage: list("cpu", "10"), add: list("cpu", "8")},
+		{name: "a named resource the claim brings", limits: list("cpu", "100", string(gpu), "0"), usage: list("cpu", "10"), add: list("cpu", "8", string(gpu), "1"),
+			want: []string{"limit nvidia.com/gpu: 0"}},
+		{name: "nodes below", limits: list("nodes", "3"), usage: list("nodes", "2"), add: list("cpu", "8")},
+		{name: "nodes reached", limits: list("nodes", "3", "cpu", "100"), usage: list("nodes", "3"), add: list("cpu", "8"),
+			want: []string{`limit nodes: 3 reached`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			np := &NodePool{Name: "p", Limits: tc.limits, Usage: tc.usage}
+			got := LimitRefusal(np, tc.add, "the replacement")
+			if len(tc.want) == 0 {
+				if got != "" {
+					t.Fatalf("refused: %s", got)
+				}
+				return
+			}
+			if got == "" {
+				t.Fatalf("fits, want a refusal with %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("refusal %q lacks %q", got, w)
+				}
+			}
+		})
+	}
+}
