@@ -176,7 +176,7 @@ func launch(t *testing.T, c *ec2.Client, world *fakeaws.World, clk *clocktesting
 	t.Helper()
 	ctx := context.Background()
 	imgs, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
-		Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-x86_64-*"}}}})
+		Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-x86_64-standard-*"}}}})
 	if err != nil || len(imgs.Images) != 1 {
 		t.Fatalf("DescribeImages: %v", err)
 	}
