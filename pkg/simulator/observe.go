@@ -1,6 +1,8 @@
 package simulator
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/nodesmith/nodesmith/pkg/simulator/output"
@@ -98,7 +100,38 @@ func (s *Sim) result() *output.Result {
 		Notes:           s.notes,
 		Interruptions:   s.intr.records(),
 		NotDisrupted:    s.held.result(),
+		StillPending:    s.stillPending(),
 	}
 	r.QueueEmpty.NotApplicable = len(s.qorder) == 0
 	return r
+}
+
+// stillPending groups the workload pods that should run and do not at the
+// end of the run (unbound, starting, or on a dead node) by the last Warning
+// Nodesmith published about each.
+func (s *Sim) stillPending() []output.PendingGroup {
+	groups := map[string]*output.PendingGroup{}
+	for _, p := range s.pods {
+		if p.daemon || p.deleting || (p.state != podPending && p.state != podStarting && p.state != podLost) {
+			continue
+		}
+		why := s.recorder.podWhy[p.key]
+		g := groups[why]
+		if g == nil {
+			g = &output.PendingGroup{Reason: why}
+			groups[why] = g
+		}
+		g.Pods++
+		g.Examples = append(g.Examples, p.key.String())
+	}
+	out := make([]output.PendingGroup, 0, len(groups))
+	for _, g := range groups {
+		slices.Sort(g.Examples)
+		g.Examples = g.Examples[:min(3, len(g.Examples))]
+		out = append(out, *g)
+	}
+	slices.SortFunc(out, func(a, b output.PendingGroup) int {
+		return cmp.Or(cmp.Compare(b.Pods, a.Pods), cmp.Compare(a.Reason, b.Reason))
+	})
+	return out
 }

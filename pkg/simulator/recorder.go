@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 )
 
@@ -22,12 +23,15 @@ type recorder struct {
 	decision map[string]string
 	// Events seen, for tests and the report: reason → count.
 	counts map[string]int
+	// podWhy is the latest Warning message about each pod, whole, with the
+	// pod's name left out (the report's "still Pending" reasons).
+	podWhy map[types.NamespacedName]string
 }
 
 var _ events.EventRecorder = (*recorder)(nil)
 
 func newRecorder(s *Sim) *recorder {
-	return &recorder{s: s, last: map[string]string{}, decision: map[string]string{}, counts: map[string]int{}}
+	return &recorder{s: s, last: map[string]string{}, decision: map[string]string{}, counts: map[string]int{}, podWhy: map[types.NamespacedName]string{}}
 }
 
 // noteworthy Normal reasons: decisions a user reads in the report. Every
@@ -46,6 +50,9 @@ func (r *recorder) Eventf(regarding, _ runtime.Object, eventtype, reason, _, not
 	name := ""
 	if m, err := meta.Accessor(regarding); err == nil {
 		name = m.GetName()
+		if _, pod := regarding.(*corev1.Pod); pod && eventtype == corev1.EventTypeWarning {
+			r.podWhy[types.NamespacedName{Namespace: m.GetNamespace(), Name: name}] = strings.ReplaceAll(msg, name, "<pod>")
+		}
 	}
 	r.last[name] = reason
 	if _, ok := reasonText[reason]; ok {

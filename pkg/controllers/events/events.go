@@ -1,6 +1,7 @@
 package events
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -155,8 +156,11 @@ func obj(o interface {
 
 // Pod events.
 
-// PodUnschedulable: the solver found no existing, in-flight or new node for the pod.
+// PodUnschedulable: the solver found no existing, in-flight or new node for
+// the pod. The Event is about the pod, so the solver's "cannot place pod
+// <namespace>/<name>: " is not said twice.
 func PodUnschedulable(pod *corev1.Pod, reason string) Event {
+	reason = strings.TrimPrefix(reason, "cannot place pod "+pod.Namespace+"/"+pod.Name+": ")
 	return obj(pod, corev1.EventTypeWarning, "FailedProvisioning", "Provision", "cannot place pod: "+reason)
 }
 

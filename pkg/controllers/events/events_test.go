@@ -152,3 +152,17 @@ func BenchmarkPublish(b *testing.B) {
 		})
 	}
 }
+
+// The solver's reason names the pod; the Event is already about it.
+func TestPodUnschedulableSaysThePodOnce(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1"}}
+	for reason, want := range map[string]string{
+		`cannot place pod shop/web-1: pool "general": limit cpu: 16 would be exceeded`: `cannot place pod: pool "general": limit cpu: 16 would be exceeded`,
+		"no NodePool tolerates it":       "cannot place pod: no NodePool tolerates it",
+		"cannot place pod shop/web-2: x": "cannot place pod: cannot place pod shop/web-2: x",
+	} {
+		if got := PodUnschedulable(pod, reason).Message; got != want {
+			t.Errorf("PodUnschedulable(%q) = %q, want %q", reason, got, want)
+		}
+	}
+}

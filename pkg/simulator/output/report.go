@@ -111,6 +111,7 @@ func WriteReport(w io.Writer, r *Result) error {
 	}
 	writeInterruptions(p, r.Interruptions)
 	writeNotDisrupted(p, r.NotDisrupted)
+	writeStillPending(p, r.StillPending)
 	p("## Nodes\n\n| nodeclaim | pool | type | zone | capacity | launched | gone | why |\n|---|---|---|---|---|---|---|---|\n")
 	for _, l := range r.Launches {
 		gone := "still running"
@@ -188,4 +189,27 @@ func WriteSummary(w io.Writer, r *Result) {
 	if len(held) > 0 {
 		fmt.Fprintf(w, "  not disrupted   %s (nodes the last plan left, by why)\n", strings.Join(held, ", "))
 	}
+}
+
+// writeStillPending lists the pods left Pending at the end, each group with
+// its reason in full: a reason is never cut, however long.
+func writeStillPending(p func(string, ...any), list []PendingGroup) {
+	if len(list) == 0 {
+		return
+	}
+	p("## Pods still Pending at the end\n\nEvery workload pod not running when the run ended, grouped by the last reason Nodesmith gave for it (its Warning Event, in full).\n\n")
+	p("| pods | examples | reason |\n|---:|---|---|\n")
+	for _, g := range list {
+		why := g.Reason
+		if why == "" {
+			why = "no Warning from Nodesmith (not yet judged unschedulable, or waiting for a node being launched)"
+		}
+		p("| %d | %s | %s |\n", g.Pods, strings.Join(g.Examples, ", "), cell(why))
+	}
+	p("\n")
+}
+
+// cell makes text safe inside a markdown table cell.
+func cell(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }

@@ -96,6 +96,20 @@ type Result struct {
 	// Nodesmith node with what the interruption handler did about it, in
 	// the order the notices came.
 	Interruptions []Interruption
+	// StillPending groups the workload pods still Pending at the end of the
+	// run by the last reason Nodesmith published for each (its Warning
+	// Event's message, whole), most pods first.
+	StillPending []PendingGroup
+}
+
+// PendingGroup is the pods left Pending for one reason.
+type PendingGroup struct {
+	// Reason is the message, with the pod's own name left out; empty when
+	// Nodesmith published no Warning about these pods.
+	Reason string
+	Pods   int
+	// Examples are up to three of the pods, namespace/name, sorted.
+	Examples []string
 }
 
 // Held is how one of the disruption planner's reasons for leaving a node
