@@ -5,12 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nodesmith/nodesmith/pkg/simulator/apiserver"
 	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
@@ -20,7 +22,7 @@ import (
 // before anything happens, and returns the finished run.
 func runWatching(t *testing.T, sc *scenario.Scenario, watch func(s *Sim, ch apiserver.Change)) *Sim {
 	t.Helper()
-	s := &Sim{ctx: context.Background(), sc: sc, seed: sc.Seed, clock: clocktesting.NewFakeClock(Epoch),
+	s := &Sim{ctx: log.IntoContext(context.Background(), logr.Discard()), sc: sc, seed: sc.Seed, clock: clocktesting.NewFakeClock(Epoch),
 		pods: map[types.UID]*pod{}, queues: map[string]*simQueue{}, failures: map[string]int{}}
 	if err := s.setupAWS(); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -19,21 +17,24 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/simulator/scenario"
 )
 
-// consolidationWithBudgets is consolidation.yaml with a budget of
-// maxUnavailable v over each of its Deployments.
+// consolidationWithBudgets is the built-in consolidation-pdb.yaml
+// (consolidation.yaml with a budget over each Deployment) with each
+// budget's maxUnavailable set to v.
 func consolidationWithBudgets(t *testing.T, v int32) *scenario.Scenario {
 	t.Helper()
-	sc := loadExample(t, "consolidation.yaml")
-	if len(sc.PodDisruptionBudgets) != 0 {
-		t.Fatal("consolidation.yaml has budgets of its own; this test adds them")
+	sc := loadExample(t, "consolidation-pdb.yaml")
+	plain := loadExample(t, "consolidation.yaml")
+	if len(sc.PodDisruptionBudgets) != len(sc.Deployments) || len(plain.PodDisruptionBudgets) != 0 {
+		t.Fatalf("consolidation-pdb.yaml has %d budgets for %d Deployments, consolidation.yaml %d: want one each, and none",
+			len(sc.PodDisruptionBudgets), len(sc.Deployments), len(plain.PodDisruptionBudgets))
 	}
 	down := intstr.FromInt32(v)
-	for _, d := range sc.Deployments {
-		sc.PodDisruptionBudgets = append(sc.PodDisruptionBudgets, policyv1.PodDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Name: d.Name},
-			Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &down,
-				Selector: &metav1.LabelSelector{MatchLabels: d.Template.Labels}},
-		})
+	for i, d := range sc.Deployments {
+		b := &sc.PodDisruptionBudgets[i]
+		if b.Spec.Selector == nil || b.Spec.Selector.MatchLabels["app"] != d.Template.Labels["app"] {
+			t.Fatalf("budget %s does not select Deployment %s", b.Name, d.Name)
+		}
+		b.Spec.MaxUnavailable = &down
 	}
 	return sc
 }
@@ -88,6 +89,11 @@ func TestConsolidationWithPDB(t *testing.T) {
 		}
 	})
 	with := s.result()
+	// The same run as the built-in scenario's golden (TestGoldenTimelines
+	// runs later in this binary and reuses it).
+	cachedMu.Lock()
+	cached["consolidation-pdb.yaml"] = with
+	cachedMu.Unlock()
 	checkGolden(t, "consolidation-pdb", with)
 	t.Logf("fewest healthy pods per Deployment after t=%s: %v (replicas %v)", settled, least, replicas)
 	for app, n := range replicas {
