@@ -234,3 +234,15 @@ func extendedNames(p *corev1.Pod, seen map[corev1.ResourceName]struct{}) {
 	}
 	add(p.Spec.Overhead)
 }
+
+func (v vec) equal(w vec) bool {
+	if len(v) != len(w) {
+		return false
+	}
+	for i := range v {
+		if v[i] != w[i] {
+			return false
+		}
+	}
+	return true
+}
