@@ -262,3 +262,50 @@ func TestLimitRefusal(t *testing.T) {
 		})
 	}
 }
+
+// TestSolveLimitedMixesNearTheirBound holds BenchmarkSolveLimited's mixes
+// to the bound that applies to them: at least 95% of the LP maximum of pods
+// any plan keeping the pool's minValues can place under the limit rule
+// (without minValues, the plain LP over the pool's types), and never more
+// than it — a plan above its bound would show the bound is not one.
+func TestSolveLimitedMixesNearTheirBound(t *testing.T) {
+	cat, err := catalog.Load(catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mix := range limitedMixes {
+		for _, minValues := range []bool{true, false} {
+			np := spotFleetPool(cat.Types())
+			np.Limits = mix.limits
+			name := mix.name
+			if !minValues {
+				np.Requirements[awsv1.LabelInstanceFamily].MinValues = nil
+				name += " without minValues"
+			}
+			t.Run(name, func(t *testing.T) {
+				ps := mix.pods()
+				in := Input{Pods: ps, NodePools: []*NodePool{np}}
+				plan, err := Solve(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkPlan(t, in, plan)
+				ub := limitedUpperBound(np, ps)
+				ubmv, err := limitedUpperBoundMinValues(np, ps)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ubmv > ub*(1+1e-9) {
+					t.Errorf("the minValues bound %.1f is above the plain one %.1f", ubmv, ub)
+				}
+				placed := float64(plan.PodCount())
+				if placed > ubmv*(1+1e-9) {
+					t.Errorf("%v pods placed, above the bound %.1f", placed, ubmv)
+				}
+				if placed < 0.95*ubmv {
+					t.Errorf("%v pods placed, below 95%% of the bound %.1f", placed, ubmv)
+				}
+			})
+		}
+	}
+}
