@@ -77,15 +77,15 @@ func (s *solver) enterLimitMode(p *pool, items []*item) {
 	if len(p.mv) > 0 {
 		// The lean order: types by the share of the headroom one node takes.
 		p.leanOrder = make([]int, len(p.types))
-		p.leanShare = make([]float64, len(p.types))
+		typeShare := make([]float64, len(p.types))
 		for ti, pt := range p.types {
 			p.leanOrder[ti] = ti
-			p.leanShare[ti] = share(pt.capacity)
+			typeShare[ti] = share(pt.capacity)
 		}
 		sort.SliceStable(p.leanOrder, func(i, j int) bool {
 			a, b := p.leanOrder[i], p.leanOrder[j]
-			if p.leanShare[a] != p.leanShare[b] {
-				return p.leanShare[a] < p.leanShare[b]
+			if typeShare[a] != typeShare[b] {
+				return typeShare[a] < typeShare[b]
 			}
 			return p.types[a].minPrice < p.types[b].minPrice
 		})
@@ -98,13 +98,11 @@ func (s *solver) enterLimitMode(p *pool, items []*item) {
 	// c6g.8xlarge's 59Gi as its c-family option.
 	var reqs []vec
 	if len(p.mv) > 0 {
-		seen := map[*item]bool{}
 	next:
 		for _, it := range items {
-			if len(it.st.left) == 0 || seen[it] {
+			if len(it.st.left) == 0 {
 				continue
 			}
-			seen[it] = true
 			for _, r := range reqs {
 				if r.equal(it.c.req) {
 					continue next

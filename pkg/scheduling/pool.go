@@ -84,7 +84,6 @@ type pool struct {
 	// it one node takes, least first (with minValues; see leanCharge).
 	limitDims vec
 	leanOrder []int
-	leanShare []float64
 	leanCache map[string]vec
 }
 
