@@ -170,7 +170,13 @@
 //     share of the headroom a claim sized to them is charged (price breaks
 //     ties: less overhead, shapes that fit the pods, no oversized minValues
 //     options) and the pods using least of the limit are packed first, so
-//     the limit holds as many pods as it can.
+//     the limit holds as many pods as it can. With minValues, a claim is
+//     then charged for lean options (leanCharge): among the types holding
+//     its pods, by share of the headroom, the least, then per value
+//     minValues still lacks the least-share type bringing it — per family
+//     the size whose binding resource matches the pods' (c6g.4xlarge,
+//     m6g.2xlarge and r6g.xlarge all have 32Gi) — and a type's cost is
+//     the share of what its fill, not its allocatable, is charged.
 //
 // Two lower bounds measure plans (lowerbound.go). CostLowerBound is the LP
 // relaxation of cpu+memory covering; on real catalogs it is far below any

@@ -519,7 +519,9 @@ func (b *bin) charged() vec {
 // met — a claim must keep those options whatever the limit, so the limit
 // must hold them. The spot-option floor is not charged: what fits in the
 // limit is never refused to keep spot options, which the claim keeps at
-// plan time as far as the limit's slack allows (see buildClaims).
+// plan time as far as the limit's slack allows (see buildClaims). In limit
+// mode the minValues options are the lean ones (leanCharge), not the
+// cheapest.
 func (s *solver) limitCharge(b *bin, f *poolFit, mask uint64, req vec, cur int) vec {
 	p := b.p
 	out := p.types[cur].capacity.clone()
@@ -529,6 +531,12 @@ func (s *solver) limitCharge(b *bin, f *poolFit, mask uint64, req vec, cur int) 
 	}
 	used := b.used.clone()
 	used.add(req)
+	if p.limitMode && p.leanOrder != nil {
+		ok := func(ti int) bool { return b.types.has(ti) && f.types.has(ti) }
+		if c := s.leanCharge(p, used, ok, mask, needMV); c != nil {
+			return c
+		}
+	}
 	seen := make([][]int, len(p.mv))
 	zones := make([]uint64, len(p.mv))
 	met := func() bool {

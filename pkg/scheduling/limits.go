@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -26,6 +27,10 @@ import (
 // reach for the pool to pack by limit share: requests are below the
 // capacity they need, by overhead and packing losses.
 const limitModeAt = 0.7
+
+// leanReqs: above this many distinct pending requests, a type's limit
+// share is its lean charge filled to its allocatable, not per request.
+const leanReqs = 32
 
 // enterLimitMode decides whether pool p packs by limit share for these
 // items, and if so computes each type's share and orders the items by the
@@ -64,17 +69,78 @@ func (s *solver) enterLimitMode(p *pool, items []*item) {
 	if !p.limitMode {
 		return
 	}
-	share := func(c vec) float64 {
-		x := 0.0
-		for _, d := range dims {
-			x = math.Max(x, float64(c[d])/float64(max(p.headroom(d), 1)))
+	p.limitDims = make(vec, len(p.limit))
+	for _, d := range dims {
+		p.limitDims[d] = max(p.headroom(d), 1)
+	}
+	share := p.share
+	if len(p.mv) > 0 {
+		// The lean order: types by the share of the headroom one node takes.
+		p.leanOrder = make([]int, len(p.types))
+		typeShare := make([]float64, len(p.types))
+		for ti, pt := range p.types {
+			p.leanOrder[ti] = ti
+			typeShare[ti] = share(pt.capacity)
 		}
-		return x
+		sort.SliceStable(p.leanOrder, func(i, j int) bool {
+			a, b := p.leanOrder[i], p.leanOrder[j]
+			if typeShare[a] != typeShare[b] {
+				return typeShare[a] < typeShare[b]
+			}
+			return p.types[a].minPrice < p.types[b].minPrice
+		})
+		p.leanCache = map[string]vec{}
+	}
+	// With minValues, a type's share is what a claim of it is charged when
+	// filled with the pending pods of one request (the largest over them):
+	// m6g.2xlarge filled with 250m/512Mi pods holds 31 of them, 15.5Gi,
+	// whose lean charge has 29.5Gi; filled to its allocatable it would need
+	// c6g.8xlarge's 59Gi as its c-family option.
+	var reqs []vec
+	if len(p.mv) > 0 {
+	next:
+		for _, it := range items {
+			if len(it.st.left) == 0 {
+				continue
+			}
+			for _, r := range reqs {
+				if r.equal(it.c.req) {
+					continue next
+				}
+			}
+			if reqs = append(reqs, it.c.req); len(reqs) > leanReqs {
+				reqs = nil
+				break
+			}
+		}
 	}
 	p.limitShare = make([]float64, len(p.types))
 	lambda := math.Inf(1)
 	for ti, pt := range p.types {
-		p.limitShare[ti] = share(s.chargeEstimate(p, ti))
+		c := s.chargeEstimate(p, ti)
+		if len(p.mv) > 0 {
+			var worst vec
+			for _, r := range reqs {
+				per := perNode(r, pt.alloc)
+				if per <= 0 {
+					continue
+				}
+				content := r.clone()
+				for d := range content {
+					content[d] *= per
+				}
+				if lc := s.leanContentCharge(p, content); lc != nil && (worst == nil || share(lc) > share(worst)) {
+					worst = lc
+				}
+			}
+			if worst == nil {
+				worst = s.leanContentCharge(p, pt.alloc)
+			}
+			if worst != nil {
+				c = worst
+			}
+		}
+		p.limitShare[ti] = share(c)
 		if pt.minPrice > 0 && p.limitShare[ti] > 0 {
 			lambda = math.Min(lambda, p.limitShare[ti]/pt.minPrice)
 		}
@@ -168,6 +234,131 @@ func (s *solver) chargeEstimate(p *pool, ti int) vec {
 		}
 	}
 	return out
+}
+
+// share is the share of the pool's limit headroom (as it was when the
+// pack call entered limit mode) a charge c takes: its largest over the
+// limited dimensions.
+func (p *pool) share(c vec) float64 {
+	x := 0.0
+	for d, h := range p.limitDims {
+		if h > 0 {
+			x = math.Max(x, float64(c[d])/float64(h))
+		}
+	}
+	return x
+}
+
+// Lean charges. With minValues a claim keeps options of several values
+// (families, types, zones) and is charged, in every resource, the largest
+// of them. Which options it keeps for those values decides the charge, and
+// price order picks badly under a binding limit: a claim of 2 GiB/vCPU pods
+// on c6g.2xlarge keeps m6g.2xlarge as its third family and is charged twice
+// its memory, while the same claim sized to m6g.2xlarge's vCPUs (31 pods
+// of 250m/512Mi) is held by c6g.4xlarge and m6g.2xlarge, which have the
+// same memory. So in limit mode a claim's charge is chosen among the types
+// holding its pods by the share of the headroom each takes, least first:
+// the least-share type, then for each minValues value still missing the
+// least-share type bringing it (per value the smallest size that fits, and
+// the values whose smallest fit takes least). The share of a charge is the
+// largest of its options' shares, so for one key this is the least share
+// any option set meeting minValues can be charged. At plan time the claim
+// keeps only options within that charge (plus its share of the slack), so
+// whatever EC2 launches, the limit holds.
+
+// leanCharge is the lean charge of a claim whose pods need content, among
+// the types ti of p.leanOrder that ok accepts (nil: all) with slots in
+// mask, keeping needMV values of each minValues key: the componentwise
+// largest capacity of the types chosen, or nil when no type holds content.
+func (s *solver) leanCharge(p *pool, content vec, ok func(ti int) bool, mask uint64, needMV []int) vec {
+	var out vec
+	seen := make([][]int, len(p.mv))
+	zones := make([]uint64, len(p.mv))
+	missing := func(i int, k minValuesKey) bool {
+		if k.zone {
+			return bits.OnesCount64(zones[i]) < needMV[i]
+		}
+		return len(seen[i]) < needMV[i]
+	}
+	met := func() bool {
+		for i, k := range p.mv {
+			if missing(i, k) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, ti := range p.leanOrder {
+		if out != nil && met() {
+			break
+		}
+		pt := p.types[ti]
+		if pt.slots&mask == 0 || !content.fits(pt.alloc) || ok != nil && !ok(ti) {
+			continue
+		}
+		useful := out == nil
+		for i, k := range p.mv {
+			if !missing(i, k) {
+				continue
+			}
+			if k.zone {
+				for m := pt.slots & mask; m != 0; m &= m - 1 {
+					if z := uint64(1) << s.slots.zone[bits.TrailingZeros64(m)]; zones[i]&z == 0 {
+						zones[i] |= z
+						useful = true
+					}
+				}
+			} else if v := k.val[ti]; v >= 0 && !containsInt(seen[i], v) {
+				seen[i] = append(seen[i], v)
+				useful = true
+			}
+		}
+		if !useful {
+			continue
+		}
+		if out == nil {
+			out = pt.capacity.clone()
+			continue
+		}
+		for d := range out {
+			out[d] = max(out[d], pt.capacity[d])
+		}
+	}
+	return out
+}
+
+// leanContentCharge is leanCharge over every type of the pool with the
+// pool's own minValues, remembered per content.
+func (s *solver) leanContentCharge(p *pool, content vec) vec {
+	key := make([]byte, 0, 8*len(content))
+	for _, x := range content {
+		key = binary.LittleEndian.AppendUint64(key, uint64(x))
+	}
+	if c, ok := p.leanCache[string(key)]; ok {
+		return c
+	}
+	need := make([]int, len(p.mv))
+	for i, k := range p.mv {
+		need[i] = k.n
+	}
+	c := s.leanCharge(p, content, nil, math.MaxUint64, need)
+	p.leanCache[string(key)] = c
+	return c
+}
+
+// contentCost is what a new claim of type ti at the given price whose pods
+// need content costs the plan: typeCost, except in limit mode with
+// minValues, where it is the share of its lean charge (price breaking
+// ties), so the type is chosen for what its fill will be charged.
+func (s *solver) contentCost(p *pool, ti int, content vec, price float64) float64 {
+	if !p.limitMode || len(p.mv) == 0 {
+		return p.typeCost(ti, price)
+	}
+	c := s.leanContentCharge(p, content)
+	if c == nil {
+		return p.typeCost(ti, price)
+	}
+	return p.share(c) + p.priceWeight*price
 }
 
 // typeCost is what choosing type ti at the given price costs the plan:

@@ -37,8 +37,9 @@ func TestSolveUsesLimitsWell(t *testing.T) {
 		// The example: the LP bound is 1,537 pods.
 		{"1,500 + 40 pods, 1,000 cpu / 1,000Gi", noMinValues(spotFleetPool(types)), limitedPods(), 1400},
 		// With minValues 3, a claim of these 2 GiB/vCPU pods must keep a
-		// 4 GiB/vCPU family's options and is charged for them.
-		{"1,500 + 40 pods, minValues 3", spotFleetPool(types), limitedPods(), 880},
+		// 4 GiB/vCPU family's options and is charged for them: no plan
+		// keeping minValues places more than 1,077 (limitedUpperBoundMinValues).
+		{"1,500 + 40 pods, minValues 3", spotFleetPool(types), limitedPods(), 1020},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,6 +55,68 @@ func TestSolveUsesLimitsWell(t *testing.T) {
 				if !strings.Contains(u.Reason, "limit") {
 					t.Errorf("pod refused for something else than the limit: %s", u.Reason)
 					break
+				}
+			}
+			checkPlan(t, in, plan)
+		})
+	}
+}
+
+// TestSolveKeepsLeanMinValuesOptions: under a binding limit, a claim of a
+// pool with minValues 3 families keeps, for each family, the size that
+// holds its pods with the least share of the limit, so minValues costs
+// (almost) nothing in the binding resource: the pods fit a limit that only
+// the lean option set stays within. Price order picks c6g.2xlarge claims
+// of 27 small pods whose third family is charged twice their memory.
+func TestSolveKeepsLeanMinValuesOptions(t *testing.T) {
+	cat, err := catalog.Load(catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := func(cpu, mem string) *NodePool {
+		np := spotFleetPool(cat.Types())
+		np.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+		return np
+	}
+	cases := []struct {
+		name   string
+		pool   *NodePool
+		pods   []*corev1.Pod
+		claims int // at most
+	}{
+		// 7.75 vCPU / 15.5Gi: c6g.4xlarge, c5.4xlarge (16 vCPU / 29.5Gi),
+		// m6g.2xlarge and m5.2xlarge (8 / 29.5Gi) all stay within 30Gi; any
+		// r option or a larger m does not.
+		{"memory binds, 2 GiB/vCPU pods", limited("1000", "30Gi"), pods(31, "web", "250m", "512Mi"), 1},
+		// 1.75 vCPU / 49Gi: r6g.2xlarge, r5.2xlarge (8 vCPU / 59Gi) and
+		// m6g.4xlarge (16 / 59Gi) stay within 60Gi as one claim; two claims
+		// of xlarge r options and 2xlarge m options (29.5Gi each) too.
+		{"memory binds, memory-heavy pods", limited("1000", "60Gi"), pods(7, "cache", "250m", "7Gi"), 2},
+		// 15 vCPU / 15Gi: c6g.4xlarge, c5.4xlarge, m6g.4xlarge, m5.4xlarge are
+		// 16 vCPU; r options of 16 vCPU would be too, but no 8-vCPU option
+		// holds the pods, and nothing larger fits 16 cpu.
+		{"cpu binds", limited("16", "4000Gi"), pods(15, "batch", "1", "1Gi"), 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Pods: tc.pods, NodePools: []*NodePool{tc.pool}}
+			plan, err := Solve(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.Unschedulable) > 0 {
+				t.Fatalf("%d pods refused, first: %s", len(plan.Unschedulable), plan.Unschedulable[0].Reason)
+			}
+			if len(plan.NewClaims) > tc.claims {
+				t.Errorf("%d claims, want at most %d", len(plan.NewClaims), tc.claims)
+			}
+			for _, c := range plan.NewClaims {
+				fams := map[string]bool{}
+				for _, o := range c.Options {
+					fams[o.InstanceType.Labels[awsv1.LabelInstanceFamily]] = true
+				}
+				if len(fams) < 3 {
+					t.Errorf("%s: options span %d families, want 3", c.Name, len(fams))
 				}
 			}
 			checkPlan(t, in, plan)
@@ -197,5 +260,52 @@ func TestLimitRefusal(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSolveLimitedMixesNearTheirBound holds BenchmarkSolveLimited's mixes
+// to the bound that applies to them: at least 95% of the LP maximum of pods
+// any plan keeping the pool's minValues can place under the limit rule
+// (without minValues, the plain LP over the pool's types), and never more
+// than it — a plan above its bound would show the bound is not one.
+func TestSolveLimitedMixesNearTheirBound(t *testing.T) {
+	cat, err := catalog.Load(catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mix := range limitedMixes {
+		for _, minValues := range []bool{true, false} {
+			np := spotFleetPool(cat.Types())
+			np.Limits = mix.limits
+			name := mix.name
+			if !minValues {
+				np.Requirements[awsv1.LabelInstanceFamily].MinValues = nil
+				name += " without minValues"
+			}
+			t.Run(name, func(t *testing.T) {
+				ps := mix.pods()
+				in := Input{Pods: ps, NodePools: []*NodePool{np}}
+				plan, err := Solve(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkPlan(t, in, plan)
+				ub := limitedUpperBound(np, ps)
+				ubmv, err := limitedUpperBoundMinValues(np, ps)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ubmv > ub*(1+1e-9) {
+					t.Errorf("the minValues bound %.1f is above the plain one %.1f", ubmv, ub)
+				}
+				placed := float64(plan.PodCount())
+				if placed > ubmv*(1+1e-9) {
+					t.Errorf("%v pods placed, above the bound %.1f", placed, ubmv)
+				}
+				if placed < 0.95*ubmv {
+					t.Errorf("%v pods placed, below 95%% of the bound %.1f", placed, ubmv)
+				}
+			})
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
-	"github.com/nodesmith/nodesmith/pkg/catalog"
 )
 
 // Option lists. A claim lists the (type, zone, capacity type) offerings
@@ -196,21 +195,22 @@ func (s *solver) claimOptions(b *bin, ctSlots uint64, within func(*poolType) boo
 	if len(opts) == 0 {
 		return nil, nil, fmt.Errorf("pool %q: no instance type fits its share within the pool's limits", p.np.Name)
 	}
-	kept := make(map[*catalog.InstanceType]struct{}, len(opts))
-	for _, o := range opts {
-		kept[o.InstanceType] = struct{}{}
-	}
+	// opts may still be collectOptions' scratch list: the claim keeps a copy.
+	opts = append(make([]LaunchOption, 0, len(opts)), opts...)
 	for _, pt := range used {
-		if _, ok := kept[pt.it]; ok {
-			for d := range maxCap {
-				maxCap[d] = max(maxCap[d], pt.capacity[d])
+		for _, o := range opts {
+			if o.InstanceType == pt.it {
+				for d := range maxCap {
+					maxCap[d] = max(maxCap[d], pt.capacity[d])
+				}
+				break
 			}
 		}
 	}
 	ct := opts[0].CapacityType
 	reqs := p.reqs.Clone()
 	reqs.AddAll(b.custom)
-	var typeNames, zones []string
+	typeNames, zones := make([]string, 0, len(opts)), make([]string, 0, len(opts))
 	for _, o := range opts {
 		typeNames = append(typeNames, o.InstanceType.Name)
 		zones = append(zones, o.Zone)
@@ -244,7 +244,7 @@ func (s *solver) claimOptions(b *bin, ctSlots uint64, within func(*poolType) boo
 			return nil, nil, fmt.Errorf("pool %q: minValues %d for %s but only %d values fit the pods", p.np.Name, *r.MinValues, k, len(distinct))
 		}
 	}
-	labels := map[string]string{}
+	labels := make(map[string]string, len(p.labels)+len(b.custom))
 	for k, v := range p.labels {
 		labels[k] = v
 	}
@@ -275,7 +275,7 @@ func (s *solver) claimOptions(b *bin, ctSlots uint64, within func(*poolType) boo
 }
 
 // collectOptions lists b's options in ctSlots that pass within, in the
-// pool's type order, stopping once the list is final (see claimOptions);
+// pool's type order (in scratch lists the next call reuses), stopping once the list is final (see claimOptions);
 // exotic types are listed only when exotic is true. Types are in order of
 // their cheapest offering, so once the list holds max options no dearer
 // than the next type's cheapest, it is final.
@@ -283,8 +283,8 @@ func (s *solver) collectOptions(b *bin, ctSlots uint64, within func(*poolType) b
 	p := b.p
 	maxN := s.opts.MaxOptionsPerClaim
 	ceiling := s.ceilingOf(p)
-	var opts []LaunchOption
-	var used []*poolType
+	opts, used := s.optBuf[:0], s.usedBuf[:0]
+	defer func() { s.optBuf, s.usedBuf = opts[:0], used[:0] }()
 	lowest := math.Inf(1)
 	floors := newOptionFloors(s.spotNeed(ctSlots), p.mv)
 	for ti, pt := range p.types {

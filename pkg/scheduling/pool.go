@@ -78,6 +78,13 @@ type pool struct {
 	byIt                       map[*catalog.InstanceType]*poolType // built on first use
 	// keySrcs says where the pool's nodes get each topology.keys value.
 	keySrcs []keySrc
+
+	// limitDims: the headroom of each limited dimension (0: not limited)
+	// as limit mode was entered; leanOrder: type indices by the share of
+	// it one node takes, least first (with minValues; see leanCharge).
+	limitDims vec
+	leanOrder []int
+	leanCache map[string]vec
 }
 
 // newNodeHostname stands for the unknown hostname of a node not yet launched.

@@ -152,6 +152,19 @@ func resourceQuantity(n int64) *resource.Quantity { return resource.NewQuantity(
 // counts as the request, as the API server defaults it.
 func (d *dims) podRequests(p *corev1.Pod) vec {
 	v := make(vec, d.n())
+	if len(p.Spec.InitContainers) == 0 {
+		// Most pods: the containers' sum, the overhead and a slot.
+		for i := range p.Spec.Containers {
+			d.containerRequests(&p.Spec.Containers[i], v)
+		}
+		for name, q := range p.Spec.Overhead {
+			if i, ok := d.index[name]; ok {
+				v[i] += quantityValue(name, q)
+			}
+		}
+		v[dimPods] = 1
+		return v
+	}
 	tmp := make(vec, d.n())
 	sidecars := make(vec, d.n())
 	initPeak := make(vec, d.n())
@@ -233,4 +246,16 @@ func extendedNames(p *corev1.Pod, seen map[corev1.ResourceName]struct{}) {
 		add(p.Spec.InitContainers[i].Resources.Limits)
 	}
 	add(p.Spec.Overhead)
+}
+
+func (v vec) equal(w vec) bool {
+	if len(v) != len(w) {
+		return false
+	}
+	for i := range v {
+		if v[i] != w[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -13,6 +13,11 @@ import (
 
 // solver holds the state of one Solve call.
 type solver struct {
+	// optBuf and usedBuf are collectOptions' scratch lists, reused from
+	// claim to claim (a claim keeps a copy of its final options).
+	optBuf  []LaunchOption
+	usedBuf []*poolType
+
 	in        Input
 	opts      Options
 	d         *dims

@@ -56,6 +56,13 @@ func (s *solver) cheapestPerPod(p *pool, it *item, below float64) (float64, []in
 			continue
 		}
 		cost := p.typeCost(ti, price) / float64(per)
+		if p.limitMode && len(p.mv) > 0 {
+			content := it.c.req.clone()
+			for d := range content {
+				content[d] *= per
+			}
+			cost = s.contentCost(p, ti, content, price) / float64(per)
+		}
 		// Insertion into the short list, cheapest first.
 		if n < shortlistLen {
 			n++
@@ -194,7 +201,23 @@ func (s *solver) bestTarget(p *pool, anchor *item, fx *fillIndex, below float64)
 			continue
 		}
 		value := s.simulate(pt, ti, anchor, anchorGroup, fx, live, cnt, use)
-		eff := value / p.typeCost(ti, price)
+		cost := p.typeCost(ti, price)
+		if p.limitMode && len(p.mv) > 0 {
+			// Charged for what the fill holds, not for the type.
+			content := make(vec, len(anchor.c.req))
+			if anchorGroup < 0 {
+				content.add(anchor.c.req)
+			}
+			for g, u := range use {
+				if u > 0 {
+					for d, r := range fx.items[fx.groups[g].rep].c.req {
+						content[d] += u * r
+					}
+				}
+			}
+			cost = s.contentCost(p, ti, content, price)
+		}
+		eff := value / cost
 		// At equal value per dollar, fewer larger nodes: less overhead and
 		// fewer launches.
 		if best < 0 || eff > bestEff*(1+1e-9) || eff >= bestEff*(1-1e-9) && value > bestValue*(1+1e-9) {
