@@ -49,6 +49,7 @@ func TestLab(t *testing.T) {
 		{"11_rebalance_prespin_then_spot_warning", rebalancePrespin},
 		{"12_rebalance_modes_off_and_drain", rebalanceModes},
 		{"13_roll_ami_and_expire_after", rollAMIAndExpire},
+		{"14_kube_scheduler_judges_topology", kubeSchedulerJudgesTopology},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
