@@ -27,6 +27,7 @@ func TestLoadScenario(t *testing.T) {
 		{arg: "", wantName: "sqs-worker-lab"},
 		{arg: "ice-window.yaml", wantName: "ice-window"},
 		{arg: "spot-interruption", wantName: "spot-interruption"},
+		{arg: "day", wantName: "day"},
 		{arg: "examples/scenarios/spot-interruption.yaml", wantName: "spot-interruption"},
 		{arg: custom, wantName: "mine"},
 		{arg: "nope.yaml", wantErr: "no built-in example"},

@@ -25,10 +25,13 @@ type interruptions struct {
 	open map[string]*output.Interruption
 	// readyAt is when each NodeClaim was initialized.
 	readyAt map[string]time.Duration
+	// owners are the workloads with pods on each record's node at its notice.
+	owners map[*output.Interruption]map[owner]bool
 }
 
 func newInterruptions(s *Sim) *interruptions {
-	return &interruptions{s: s, open: map[string]*output.Interruption{}, readyAt: map[string]time.Duration{}}
+	return &interruptions{s: s, open: map[string]*output.Interruption{}, readyAt: map[string]time.Duration{},
+		owners: map[*output.Interruption]map[owner]bool{}}
 }
 
 // notice starts the record of a notice about instance in.
@@ -48,6 +51,15 @@ func (x *interruptions) notice(kind string, in fakeaws.Instance) {
 	}
 	x.open[bl.claim] = r
 	x.list = append(x.list, r)
+	owners := map[owner]bool{}
+	if node, ok := x.s.kubelets.nodeOf[in.ID]; ok {
+		for p := range x.s.kubelets.podsOn[node] {
+			if !p.daemon && p.owner != nil {
+				owners[p.owner] = true
+			}
+		}
+	}
+	x.owners[r] = owners
 }
 
 // podsOn counts the workload pods an instance's node runs.
@@ -130,6 +142,12 @@ func (x *interruptions) gone(in fakeaws.Instance) {
 	r.Gone = reached(x.s.now)
 	if !r.Drained.Reached {
 		r.Stranded = x.podsOn(in.ID)
+	}
+	for _, p := range x.s.pods {
+		if x.owners[r][p.owner] && !p.deleting && (p.state == podPending || p.state == podStarting || p.state == podLost ||
+			(p.state == podRunning && p.node == x.s.kubelets.nodeOf[in.ID])) {
+			r.NotRunningAtGone++
+		}
 	}
 }
 

@@ -96,6 +96,8 @@ type Result struct {
 	// Nodesmith node with what the interruption handler did about it, in
 	// the order the notices came.
 	Interruptions []Interruption
+	// Hours is the hourly table of a run longer than an hour, empty otherwise.
+	Hours []Hour
 }
 
 // Held is how one of the disruption planner's reasons for leaving a node
@@ -138,6 +140,11 @@ type Interruption struct {
 	// place was waiting for them: their replacement could not boot in time
 	// (or nothing drained the node before its instance went).
 	Stranded int
+	// NotRunningAtGone are the pods of the workloads that had pods on the
+	// node at the notice that were not running (pending, starting, or on
+	// a dead node) when the instance stopped: zero when every pod the
+	// notice moved runs again before its instance is reclaimed.
+	NotRunningAtGone int
 }
 
 // ReplacementReady is when every planned place could run the pods: the
