@@ -140,7 +140,7 @@ func (h *hourly) table(sc *scenario.Scenario, launches []output.Launch, samples 
 		}
 		r.PodsMin = -1
 		for _, smp := range samples {
-			if smp.T >= r.Start-output.SettleBefore && smp.T <= r.End {
+			if smp.T >= r.Start-output.SettleBefore && smp.T < r.End {
 				if r.PodsMin < 0 || smp.DesiredReplicas < r.PodsMin {
 					r.PodsMin = smp.DesiredReplicas
 				}

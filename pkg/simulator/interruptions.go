@@ -60,6 +60,25 @@ func (x *interruptions) notice(kind string, in fakeaws.Instance) {
 		}
 	}
 	x.owners[r] = owners
+	if r.Deadline.Reached {
+		node := x.s.kubelets.nodeOf[in.ID]
+		x.s.schedule(r.Deadline.At, prioNormal, func() { r.NotRunningAtDeadline = x.notRunning(owners, node) })
+	}
+}
+
+// notRunning counts the pods of owners that are not running elsewhere
+// than node: pending, starting, lost with a dead node, or still on node.
+func (x *interruptions) notRunning(owners map[owner]bool, node string) int {
+	n := 0
+	for _, p := range x.s.pods {
+		if !owners[p.owner] || p.deleting {
+			continue
+		}
+		if p.state == podPending || p.state == podStarting || p.state == podLost || (p.state == podRunning && node != "" && p.node == node) {
+			n++
+		}
+	}
+	return n
 }
 
 // podsOn counts the workload pods an instance's node runs.
@@ -143,12 +162,7 @@ func (x *interruptions) gone(in fakeaws.Instance) {
 	if !r.Drained.Reached {
 		r.Stranded = x.podsOn(in.ID)
 	}
-	for _, p := range x.s.pods {
-		if x.owners[r][p.owner] && !p.deleting && (p.state == podPending || p.state == podStarting || p.state == podLost ||
-			(p.state == podRunning && p.node == x.s.kubelets.nodeOf[in.ID])) {
-			r.NotRunningAtGone++
-		}
-	}
+
 }
 
 // records fills in the replacements' launches and readiness.

@@ -31,7 +31,8 @@ type Hour struct {
 	// FreshSamples is how many marks Fresh averages.
 	FreshSamples int
 	// PodsMin and PodsMax are the fewest and most workload pods wanted at
-	// the hour's samples (from SettleBefore before the hour to its end).
+	// the samples from SettleBefore before the hour to its end (the
+	// sample at the end belongs to the next hour).
 	PodsMin, PodsMax int
 	// Events are the scenario's events and the workloads' schedule changes
 	// from SettleBefore before the hour to its end, in time order

@@ -140,11 +140,13 @@ type Interruption struct {
 	// place was waiting for them: their replacement could not boot in time
 	// (or nothing drained the node before its instance went).
 	Stranded int
-	// NotRunningAtGone are the pods of the workloads that had pods on the
-	// node at the notice that were not running (pending, starting, or on
-	// a dead node) when the instance stopped: zero when every pod the
-	// notice moved runs again before its instance is reclaimed.
-	NotRunningAtGone int
+	// NotRunningAtDeadline (spot interruptions) are the pods of the
+	// workloads that had pods on the node at the notice that were not
+	// running elsewhere at the deadline, when EC2 reclaims the instance:
+	// pending, starting, on a dead node, or still on this one. Zero when
+	// every pod the notice moved runs again before its instance is
+	// reclaimed.
+	NotRunningAtDeadline int
 }
 
 // ReplacementReady is when every planned place could run the pods: the
