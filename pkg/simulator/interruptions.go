@@ -25,13 +25,10 @@ type interruptions struct {
 	open map[string]*output.Interruption
 	// readyAt is when each NodeClaim was initialized.
 	readyAt map[string]time.Duration
-	// owners are the workloads with pods on each record's node at its notice.
-	owners map[*output.Interruption]map[owner]bool
 }
 
 func newInterruptions(s *Sim) *interruptions {
-	return &interruptions{s: s, open: map[string]*output.Interruption{}, readyAt: map[string]time.Duration{},
-		owners: map[*output.Interruption]map[owner]bool{}}
+	return &interruptions{s: s, open: map[string]*output.Interruption{}, readyAt: map[string]time.Duration{}}
 }
 
 // notice starts the record of a notice about instance in.
@@ -51,19 +48,19 @@ func (x *interruptions) notice(kind string, in fakeaws.Instance) {
 	}
 	x.open[bl.claim] = r
 	x.list = append(x.list, r)
+	if !r.Deadline.Reached {
+		return
+	}
+	// At the deadline EC2 reclaims the instance: how many pods of the
+	// workloads it ran are not running elsewhere then?
+	node := x.s.kubelets.nodeOf[in.ID]
 	owners := map[owner]bool{}
-	if node, ok := x.s.kubelets.nodeOf[in.ID]; ok {
-		for p := range x.s.kubelets.podsOn[node] {
-			if !p.daemon && p.owner != nil {
-				owners[p.owner] = true
-			}
+	for p := range x.s.kubelets.podsOn[node] {
+		if !p.daemon && p.owner != nil {
+			owners[p.owner] = true
 		}
 	}
-	x.owners[r] = owners
-	if r.Deadline.Reached {
-		node := x.s.kubelets.nodeOf[in.ID]
-		x.s.schedule(r.Deadline.At, prioNormal, func() { r.NotRunningAtDeadline = x.notRunning(owners, node) })
-	}
+	x.s.schedule(r.Deadline.At, prioNormal, func() { r.NotRunningAtDeadline = x.notRunning(owners, node) })
 }
 
 // notRunning counts the pods of owners that are not running elsewhere
@@ -162,7 +159,6 @@ func (x *interruptions) gone(in fakeaws.Instance) {
 	if !r.Drained.Reached {
 		r.Stranded = x.podsOn(in.ID)
 	}
-
 }
 
 // records fills in the replacements' launches and readiness.
