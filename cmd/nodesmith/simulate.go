@@ -128,8 +128,11 @@ func runSimulation(ctx context.Context, stdout io.Writer, sc *scenario.Scenario,
 		fmt.Fprintf(stdout, "  fleet at peak   %s/h at %s, at launch prices:\n", dollars(b.PerHour), output.FormatDuration(at))
 		writeBreakdown(stdout, "    ", b)
 	}
-	fmt.Fprintf(stdout, "  simulated in    %s wall; wrote %s\n", wall.Round(time.Millisecond),
-		filepath.Join(dir, "{timeline.csv,timeline.png,report.md}"))
+	files := "{timeline.csv,timeline.png,report.md}"
+	if len(res.Hours) > 0 {
+		files = "{timeline.csv,timeline.png,report.md,hourly.csv}"
+	}
+	fmt.Fprintf(stdout, "  simulated in    %s wall; wrote %s\n", wall.Round(time.Millisecond), filepath.Join(dir, files))
 	return nil
 }
 
