@@ -33,10 +33,12 @@ import (
 //     instance, none of the pods of the workloads it ran was pending,
 //     starting or still on it (NotRunningAtDeadline 0).
 //
-// It also checks the scenario did what it says: both AMI releases noted
-// and drift replacing nodes, nothing removed by Nodesmith's own decision
-// inside the night budget window, and the midnight release's drift
-// carried out after the window opens.
+// It also checks the scenario did what it says: the rebalance
+// recommendation launched at most one node and kept its node, an ICE
+// fallback returned to spot, both AMI releases were noted and drift
+// replaced nodes, nothing was removed by Nodesmith's own decision inside
+// the night budget window, and the midnight release's drift was carried
+// out after the window opened.
 //
 // It runs under the perf build tag only (make perf): a 24-hour run takes
 // minutes.
@@ -94,6 +96,28 @@ func TestPerfDay(t *testing.T) {
 				output.FormatDuration(in.At), in.NodeClaim, in.Drained, in.Gone, in.Stranded, in.NotRunningAtDeadline, in.Deadline)
 		}
 	}
+	// The rebalance recommendation no interruption follows: the default
+	// prespin mode launches at most one node for it and keeps the node.
+	rebalance := 0
+	for _, in := range res.Interruptions {
+		if in.Kind != "rebalance recommendation" {
+			continue
+		}
+		rebalance++
+		launched := 0
+		for _, r := range in.Replacements {
+			if r.NewNode {
+				launched++
+			}
+		}
+		if launched > 1 || in.Drained.Reached {
+			t.Errorf("rebalance recommendation at %s about %s: %d new nodes, drained %s (want at most one, and the node kept)",
+				output.FormatDuration(in.At), in.NodeClaim, launched, in.Drained)
+		}
+	}
+	if rebalance != 1 {
+		t.Errorf("%d rebalance recommendations reached Nodesmith nodes, want 1", rebalance)
+	}
 	if spot < 5 {
 		t.Errorf("goal 3: %d spot interruption notices reached Nodesmith nodes, want the scenario's 7 (at least 5)", spot)
 	}
@@ -103,11 +127,18 @@ func TestPerfDay(t *testing.T) {
 			notes = append(notes, n)
 		}
 	}
-	drifted := 0
+	drifted, returned := 0, 0
 	for _, l := range res.Launches {
-		if l.Reason == "drifted" {
+		switch l.Reason {
+		case "drifted":
 			drifted++
+		case "returned to spot":
+			returned++
 		}
+	}
+	// The ICE windows sent launches on-demand; spot's return brought them back.
+	if returned == 0 {
+		t.Errorf("no on-demand fallback node returned to spot after the ICE windows")
 	}
 	if len(notes) != 2 || drifted == 0 {
 		t.Errorf("the AMI releases: notes %q, %d nodes replaced as drifted (want both releases noted and drift replacing nodes)", notes, drifted)
