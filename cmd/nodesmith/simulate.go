@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -76,7 +77,7 @@ func loadScenario(name string) (*scenario.Scenario, error) {
 	if filepath.Ext(builtin) == "" {
 		builtin += ".yaml" // "ice-window" names examples/scenarios/ice-window.yaml
 	}
-	b, err := scenarios.FS.ReadFile(builtin)
+	b, err := scenarios.Read(builtin)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("scenario %q: no such file and no built-in example of that name (built-in: %s)", name, exampleNames())
@@ -91,15 +92,7 @@ func loadScenario(name string) (*scenario.Scenario, error) {
 }
 
 func exampleNames() string {
-	entries, _ := scenarios.FS.ReadDir(".")
-	names := ""
-	for i, e := range entries {
-		if i > 0 {
-			names += ", "
-		}
-		names += e.Name()
-	}
-	return names
+	return strings.Join(scenarios.Names(), ", ")
 }
 
 func runSimulation(ctx context.Context, stdout io.Writer, sc *scenario.Scenario, dir string, opts simulator.Options) error {
@@ -135,8 +128,11 @@ func runSimulation(ctx context.Context, stdout io.Writer, sc *scenario.Scenario,
 		fmt.Fprintf(stdout, "  fleet at peak   %s/h at %s, at launch prices:\n", dollars(b.PerHour), output.FormatDuration(at))
 		writeBreakdown(stdout, "    ", b)
 	}
-	fmt.Fprintf(stdout, "  simulated in    %s wall; wrote %s\n", wall.Round(time.Millisecond),
-		filepath.Join(dir, "{timeline.csv,timeline.png,report.md}"))
+	files := "{timeline.csv,timeline.png,report.md}"
+	if len(res.Hours) > 0 {
+		files = "{timeline.csv,timeline.png,report.md,hourly.csv}"
+	}
+	fmt.Fprintf(stdout, "  simulated in    %s wall; wrote %s\n", wall.Round(time.Millisecond), filepath.Join(dir, files))
 	return nil
 }
 
@@ -148,6 +144,12 @@ func writeOutputs(dir string, res *output.Result) error {
 		{"timeline.csv", func(w io.Writer) error { return output.WriteCSV(w, res.Samples) }},
 		{"timeline.png", func(w io.Writer) error { return output.WritePNG(w, res.Scenario, res.Samples) }},
 		{"report.md", func(w io.Writer) error { return output.WriteReport(w, res) }},
+	}
+	if len(res.Hours) > 0 {
+		files = append(files, struct {
+			name  string
+			write func(io.Writer) error
+		}{"hourly.csv", func(w io.Writer) error { return output.WriteHourlyCSV(w, res.Hours) }})
 	}
 	for _, f := range files {
 		path := filepath.Join(dir, f.name)

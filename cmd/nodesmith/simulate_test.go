@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nodesmith/nodesmith/pkg/simulator/output"
 )
 
 func TestLoadScenario(t *testing.T) {
@@ -27,6 +29,7 @@ func TestLoadScenario(t *testing.T) {
 		{arg: "", wantName: "sqs-worker-lab"},
 		{arg: "ice-window.yaml", wantName: "ice-window"},
 		{arg: "spot-interruption", wantName: "spot-interruption"},
+		{arg: "day", wantName: "day"},
 		{arg: "examples/scenarios/spot-interruption.yaml", wantName: "spot-interruption"},
 		{arg: custom, wantName: "mine"},
 		{arg: "nope.yaml", wantErr: "no built-in example"},
@@ -67,5 +70,43 @@ func TestSimulateWritesOutputs(t *testing.T) {
 	}
 	if got := out.String(); !strings.Contains(got, "scenario sqs-worker-lab (seed 3") || strings.Contains(got, "\r") {
 		t.Errorf("stdout = %q, want the summary with the seed and no progress line (not a terminal)", got)
+	}
+}
+
+// A run longer than an hour also writes hourly.csv, one row per hour, and
+// the report's hour-by-hour section; a shorter one writes neither.
+func TestSimulateWritesHourlyTable(t *testing.T) {
+	dir := t.TempDir()
+	cmd := newSimulateCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--out", dir, "--scenario", "rebalance-recommendation"})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "hourly.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 4 || lines[0] != output.HourlyHeader {
+		t.Errorf("hourly.csv of a 3-hour run:\n%s\nwant the header and 3 rows", b)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(report), "## Hour by hour") || !strings.Contains(out.String(), "hourly.csv") {
+		t.Errorf("report.md has no hour-by-hour section, or stdout does not name hourly.csv:\n%s", out.String())
+	}
+
+	short := t.TempDir()
+	cmd = newSimulateCommand()
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--out", short})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(short, "hourly.csv")); err == nil {
+		t.Errorf("a 20-minute run wrote hourly.csv")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
@@ -225,4 +226,41 @@ func (w *World) nextIP(s *Subnet) string {
 	var third int
 	fmt.Sscanf(s.CIDR, "10.0.%d.", &third)
 	return fmt.Sprintf("10.0.%d.%d", third+(n/250)%60, 4+n%250)
+}
+
+// ReleaseImages publishes a new release of every Amazon image behind a
+// public SSM parameter, as EKS and Bottlerocket publish new AMIs: a new
+// image per (family, variant, architecture), named after release and
+// created now, and the parameter repointed to it, so an alias
+// (al2023@latest) resolves to the new image at its next read and the
+// nodes launched from the old one drift. The ids derive from the new
+// names (no draw from the world's random source, so a run's later random
+// choices are what they were without the release). It returns the new
+// image ids, in the order of the images they replace.
+func (w *World) ReleaseImages(release string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.clock.Now()
+	var ids []string
+	var added []*Image
+	for _, img := range w.images {
+		if img.OwnerID != amazonOwnerID || img.SSMParameter == "" || w.params[img.SSMParameter] != img.ID {
+			continue
+		}
+		name := img.Name
+		if i := strings.LastIndex(name, "-v"); i >= 0 {
+			name = name[:i]
+		}
+		name += "-" + release
+		sum := sha256.Sum256([]byte(name))
+		next := &Image{ID: "ami-" + hex.EncodeToString(sum[:])[:17], Name: name, Description: img.Description, Arch: img.Arch,
+			OwnerID: img.OwnerID, OwnerAlias: img.OwnerAlias, CreationDate: now, SSMParameter: img.SSMParameter}
+		added = append(added, next)
+		ids = append(ids, next.ID)
+	}
+	for _, img := range added {
+		w.images = append(w.images, img)
+		w.params[img.SSMParameter] = img.ID
+	}
+	return ids
 }

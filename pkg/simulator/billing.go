@@ -110,6 +110,7 @@ func (b *billing) launched(in fakeaws.Instance) {
 func (b *billing) accrue(bl *bill) {
 	if !bl.stopped {
 		bl.cost += bl.price * (b.s.now - bl.since).Hours()
+		b.s.hours.accrue(bl.price, bl.since, b.s.now)
 	}
 	bl.since = b.s.now
 }

@@ -48,6 +48,34 @@ func (x *interruptions) notice(kind string, in fakeaws.Instance) {
 	}
 	x.open[bl.claim] = r
 	x.list = append(x.list, r)
+	if !r.Deadline.Reached {
+		return
+	}
+	// At the deadline EC2 reclaims the instance: how many pods of the
+	// workloads it ran are not running elsewhere then?
+	node := x.s.kubelets.nodeOf[in.ID]
+	owners := map[owner]bool{}
+	for p := range x.s.kubelets.podsOn[node] {
+		if !p.daemon && p.owner != nil {
+			owners[p.owner] = true
+		}
+	}
+	x.s.schedule(r.Deadline.At, prioNormal, func() { r.NotRunningAtDeadline = x.notRunning(owners, node) })
+}
+
+// notRunning counts the pods of owners that are not running elsewhere
+// than node: pending, starting, lost with a dead node, or still on node.
+func (x *interruptions) notRunning(owners map[owner]bool, node string) int {
+	n := 0
+	for _, p := range x.s.pods {
+		if !owners[p.owner] || p.deleting {
+			continue
+		}
+		if p.state == podPending || p.state == podStarting || p.state == podLost || (p.state == podRunning && node != "" && p.node == node) {
+			n++
+		}
+	}
+	return n
 }
 
 // podsOn counts the workload pods an instance's node runs.

@@ -69,6 +69,7 @@ func (s *Sim) sample() {
 		smp.QueueInFlight += int64(f)
 	}
 	s.samples = append(s.samples, smp)
+	s.hours.sample()
 	s.held.sample(s.now)
 	if s.opts.Progress != nil && (s.now-s.lastProgress >= time.Minute || s.now == 0) {
 		s.lastProgress = s.now
@@ -102,6 +103,7 @@ func (s *Sim) result() *output.Result {
 		NotDisrupted:    s.held.result(),
 		StillPending:    s.stillPending(),
 	}
+	r.Hours = s.hours.table(s.sc, launches, s.samples)
 	r.QueueEmpty.NotApplicable = len(s.qorder) == 0
 	return r
 }

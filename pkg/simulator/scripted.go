@@ -3,6 +3,7 @@ package simulator
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
@@ -38,6 +39,10 @@ func (s *Sim) scripted(e scenario.Event) {
 		s.notify(*e.RebalanceRecommendation, "rebalance recommendation", s.world.Rebalance)
 	case e.DeleteNodes != nil:
 		s.deleteNodes(*e.DeleteNodes)
+	case e.AMIRelease != nil:
+		ids := s.world.ReleaseImages(e.AMIRelease.Release)
+		s.note("AMI release %s published: %d new Amazon images behind the public SSM parameters (%s…); nodes on the old images drift once their node class resolves the new ones",
+			e.AMIRelease.Release, len(ids), strings.Join(ids[:min(2, len(ids))], ", "))
 	case e.PriceChange != nil:
 		pc := e.PriceChange
 		n := s.forPools(pc.InstanceType, pc.Zone, pc.CapacityType, func(p fakeaws.Pool) {

@@ -97,8 +97,9 @@ type Sim struct {
 	queues   map[string]*simQueue
 	qorder   []*simQueue
 
-	bill *billing
-	held *held
+	bill  *billing
+	hours *hourly
+	held  *held
 
 	failures map[string]int
 	notes    []string

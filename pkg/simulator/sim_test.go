@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/examples/scenarios"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
@@ -474,16 +475,11 @@ func TestConsolidationScaleDown(t *testing.T) {
 			pods = append(pods, p)
 		}
 	}
-	np := sc.NodePools[0].DeepCopy()
-	sp := scheduling.NodePoolFromAPI(np, cat.Types())
-	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, NodePools: []*scheduling.NodePool{sp}})
+	plan, err := FreshPlan(pods, []*nsv1.NodePool{&sc.NodePools[0]}, cat.Types(), nil)
 	if err != nil || len(plan.Unschedulable) > 0 {
 		t.Fatalf("fresh plan: %v, %d unplaced", err, len(plan.Unschedulable))
 	}
-	fresh := 0.0
-	for _, c := range plan.NewClaims {
-		fresh += c.Price()
-	}
+	fresh := plan.Cost()
 	t.Logf("%d pods left: the fleet ends at %d nodes, $%.4f/h; a fresh plan costs $%.4f/h on %d nodes (%.1f %% above)",
 		len(pods), nodes, final, fresh, len(plan.NewClaims), 100*(final/fresh-1))
 	if final > 1.10*fresh {

@@ -176,7 +176,14 @@ func (s *Sim) setupKube() error {
 	if err := state.IndexFields(s.ctx, s.api); err != nil {
 		return err
 	}
-	s.api.SetEviction(s.evictionAllowed)
+	s.hours = newHourly(s)
+	s.api.SetEviction(func(p *corev1.Pod) error {
+		err := s.evictionAllowed(p)
+		if err == nil && p.DeletionTimestamp == nil {
+			s.hours.evicted()
+		}
+		return err
+	})
 	s.recorder = newRecorder(s)
 	s.intr = newInterruptions(s)
 	s.bill = newBilling(s)

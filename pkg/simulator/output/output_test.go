@@ -116,3 +116,38 @@ func TestStepTicks(t *testing.T) {
 		})
 	}
 }
+
+func TestIsQuiet(t *testing.T) {
+	for _, tt := range []struct {
+		events, lo, hi int
+		want           bool
+	}{
+		{0, 4, 4, true},
+		{0, 20, 21, true},  // 5 %
+		{0, 20, 22, false}, // 10 %
+		{1, 4, 4, false},   // an event
+		{0, 0, 0, true},    // no load at all
+		{0, 0, 1, false},
+	} {
+		if got := IsQuiet(tt.events, tt.lo, tt.hi); got != tt.want {
+			t.Errorf("IsQuiet(%d events, %d..%d pods) = %t, want %t", tt.events, tt.lo, tt.hi, got, tt.want)
+		}
+	}
+}
+
+func TestWriteHourlyCSV(t *testing.T) {
+	hours := []Hour{
+		{Start: 0, End: time.Hour, Launches: 3, Cost: 0.5, Fresh: 0.4, PodsMin: 12, PodsMax: 32, Events: []string{"0s web→12", "0s sendMessages"}},
+		{Start: time.Hour, End: 90 * time.Minute, Cost: 0.1, PodsMin: 4, PodsMax: 4, Quiet: true, Churn: 1, ChurnOf: "general/c6g.large"},
+	}
+	var b strings.Builder
+	if err := WriteHourlyCSV(&b, hours); err != nil {
+		t.Fatal(err)
+	}
+	want := HourlyHeader + "\n" +
+		"0,0,3600,3,0,0,0.5000,0.4000,1.250,12,32,false,0,,0s web→12;0s sendMessages\n" +
+		"1,3600,5400,0,0,0,0.1000,0.0000,0.000,4,4,true,1,general/c6g.large,\n"
+	if b.String() != want {
+		t.Errorf("hourly.csv:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

@@ -109,6 +109,7 @@ func WriteReport(w io.Writer, r *Result) error {
 		}
 		p("\n")
 	}
+	writeHourly(p, r.Hours)
 	writeInterruptions(p, r.Interruptions)
 	writeNotDisrupted(p, r.NotDisrupted)
 	writeStillPending(p, r.StillPending)

@@ -100,6 +100,8 @@ type Result struct {
 	// run by the last reason Nodesmith published for each (its Warning
 	// Event's message, whole), most pods first.
 	StillPending []PendingGroup
+	// Hours is the hourly table of a run longer than an hour, empty otherwise.
+	Hours []Hour
 }
 
 // PendingGroup is the pods left Pending for one reason.
@@ -152,6 +154,13 @@ type Interruption struct {
 	// place was waiting for them: their replacement could not boot in time
 	// (or nothing drained the node before its instance went).
 	Stranded int
+	// NotRunningAtDeadline (spot interruptions) are the pods of the
+	// workloads that had pods on the node at the notice that were not
+	// running elsewhere at the deadline, when EC2 reclaims the instance:
+	// pending, starting, on a dead node, or still on this one. Zero when
+	// every pod the notice moved runs again before its instance is
+	// reclaimed.
+	NotRunningAtDeadline int
 }
 
 // ReplacementReady is when every planned place could run the pods: the

@@ -29,6 +29,24 @@ func TestExamplesParse(t *testing.T) {
 	}
 }
 
+// The long scenarios (outside the golden set) parse too.
+func TestLongExamplesParse(t *testing.T) {
+	n := 0
+	for _, name := range scenarios.Names() {
+		b, err := scenarios.Read(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse(b); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		n++
+	}
+	if _, err := scenarios.Read("day.yaml"); err != nil || n < 2 {
+		t.Fatalf("day.yaml: %v; %d built-in scenarios", err, n)
+	}
+}
+
 func TestDefaultScenario(t *testing.T) {
 	b, err := scenarios.FS.ReadFile(scenarios.Default)
 	if err != nil {
@@ -82,6 +100,8 @@ queues: [{name: q}]
 		{name: "claim bound to an undeclared volume", extra: "persistentVolumeClaims: [{metadata: {name: c}, spec: {volumeName: pv}}]\n",
 			wantErr: `persistentVolumeClaim c: volumeName "pv" is not one of the persistentVolumes`},
 		{name: "duplicate storage class", extra: "storageClasses: [{metadata: {name: gp3}}, {metadata: {name: gp3}}]\n", wantErr: `storageClass names must be set and unique, got "gp3"`},
+		{name: "ami release", extra: "events: [{at: 1m, amiRelease: {release: v20260105}}]\n"},
+		{name: "ami release without a name", extra: "events: [{at: 1m, amiRelease: {}}]\n", wantErr: `amiRelease needs a release name without spaces or slashes (like v20260105), got ""`},
 		{name: "scaler max below min", extra: "queueWorkers: [{name: w, queue: q, processingTime: 1s, template: {}, scaler: {minReplicaCount: 5, maxReplicaCount: 2}}]\n", wantErr: "maxReplicas"},
 	}
 	for _, tt := range tests {

@@ -189,6 +189,18 @@ type Event struct {
 	// RebalanceRecommendation sends EC2's rebalance recommendation to
 	// running spot instances, chosen as SpotInterruption chooses them.
 	RebalanceRecommendation *SpotInterruption `json:"rebalanceRecommendation,omitempty"`
+	// AMIRelease publishes new Amazon AMIs behind the public SSM
+	// parameters the aliases (al2023@latest, bottlerocket@latest) read:
+	// EC2NodeClass status resolves the new images at its next refresh and
+	// the nodes launched from the old ones drift.
+	AMIRelease *AMIRelease `json:"amiRelease,omitempty"`
+}
+
+// AMIRelease names the new release; the images' names end in it.
+type AMIRelease struct {
+	// Release is the version suffix of the new images' names, as EKS
+	// names its releases ("v20260105"); required.
+	Release string `json:"release"`
 }
 
 // DeleteNodes deletes Count (default 1) of a pool's nodes, the oldest
