@@ -63,6 +63,7 @@ func (c *Controller) execute(ctx context.Context, snap *state.Snapshot, a *disru
 		c.markRecent(cand.Claim.Name, now)
 		c.recorder.Publish(events.Disrupting(cand.Claim, string(a.Reason), a.Message))
 		if a.Method == disruption.MethodInterruption {
+			c.recorder.Publish(events.ReplacementPlanned(cand.Claim, fmt.Sprintf("%s; no new node needed (%d to move): %s", cand.Why, len(a.Pods), replacementSummary(a, nil))))
 			c.recorder.Publish(events.InterruptionDrain(cand.Claim, "draining: "+a.Message))
 		}
 	}
@@ -121,8 +122,8 @@ func (c *Controller) startCommand(ctx context.Context, snap *state.Snapshot, a *
 	if a.Method == disruption.MethodInterruption {
 		// The interruption handler's Event: every pod has a place planned.
 		for _, cand := range a.Candidates {
-			c.recorder.Publish(events.ReplacementPlanned(cand.Claim, fmt.Sprintf("%s; launching replacements for its pods (%d to move): %s",
-				a.Message, len(a.Pods), replacementSummary(a, names))))
+			c.recorder.Publish(events.ReplacementPlanned(cand.Claim, fmt.Sprintf("%s; launching %s for its pods (%d to move): %s",
+				cand.Why, strings.Join(names, ", "), len(a.Pods), replacementSummary(a, names))))
 		}
 		return nil
 	}
