@@ -286,6 +286,13 @@ func (c *Controller) markRecent(name string, now time.Time) {
 	c.recent[name] = now
 }
 
+// forgetRecent drops a claim from the recently acted on.
+func (c *Controller) forgetRecent(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.recent, name)
+}
+
 // recentlyActed reports claims acted on within recentTTL (dropping older ones).
 func (c *Controller) recentlyActed(now time.Time) func(string) bool {
 	c.mu.Lock()

@@ -96,9 +96,9 @@ func (c *Controller) advanceInterrupted(ctx context.Context, snap *state.Snapsho
 	}
 	switch {
 	case len(failed) > 0:
-		return waiting, c.release(ctx, cmd, kept, claims, nil, fmt.Sprintf("replacement %s was removed before it initialized", strings.Join(failed, ", ")), now)
+		return waiting, c.release(ctx, cmd, kept, claims, nil, fmt.Sprintf("replacement %s was removed before it initialized", strings.Join(failed, ", ")))
 	case len(pending) > 0 && now.Sub(cmd.started) >= c.opts.CommandTimeout:
-		return waiting, c.release(ctx, cmd, kept, claims, pending, fmt.Sprintf("replacement %s did not initialize within %s", strings.Join(pending, ", "), c.opts.CommandTimeout), now)
+		return waiting, c.release(ctx, cmd, kept, claims, pending, fmt.Sprintf("replacement %s did not initialize within %s", strings.Join(pending, ", "), c.opts.CommandTimeout))
 	}
 	// Held (prespin) commands wait for a notice, not for their
 	// replacements: they are not polled.
@@ -177,7 +177,7 @@ func (c *Controller) terminateBy(ctx context.Context, claim *nsv1.NodeClaim, by 
 // taint stay, the interruption handler's), replacements in stale that have
 // not initialized are deleted, and the next plan starts another command
 // for them.
-func (c *Controller) release(ctx context.Context, cmd *command, kept []*nsv1.NodeClaim, claims map[string]*nsv1.NodeClaim, stale []string, why string, now time.Time) error {
+func (c *Controller) release(ctx context.Context, cmd *command, kept []*nsv1.NodeClaim, claims map[string]*nsv1.NodeClaim, stale []string, why string) error {
 	log.FromContext(ctx).Info("releasing an interrupted node's command; planning it again", "command", cmd.id, "why", why)
 	c.metrics.Disruption.Aborted.WithLabelValues(cmd.reason).Inc()
 	for _, name := range stale {
@@ -196,8 +196,9 @@ func (c *Controller) release(ctx context.Context, cmd *command, kept []*nsv1.Nod
 		if err := c.kube.Patch(ctx, claim, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("releasing nodeclaim %s: %w", claim.Name, err)
 		}
-		// Not planned again before the cache shows the release.
-		c.markRecent(claim.Name, now)
+		// Planned again as soon as the cache shows the release (until then
+		// the planner sees the command still there): a deadline is running.
+		c.forgetRecent(claim.Name)
 		c.recorder.Publish(events.DisruptionAborted(cl, why+"; planning its replacement again"))
 	}
 	return nil

@@ -101,10 +101,10 @@ func TestInterruptedCommandReleasedWhenItsReplacementFails(t *testing.T) {
 	if ev := f.events(); !strings.Contains(ev, "planning its replacement again") {
 		t.Errorf("no event saying the replacement is planned again in:\n%s", ev)
 	}
-	// Once the cache forgets the release (recentTTL), the next plan
-	// launches another replacement.
+	// Once the cache shows the release, the next plan launches another
+	// replacement.
 	f.settle()
-	f.clk.Step(recentTTL)
+	f.clk.Step(10 * time.Second)
 	f.step()
 	second := f.claim(n).Annotations[nsv1.AnnotationDisruptionReplacements]
 	if second == "" || second == first {
