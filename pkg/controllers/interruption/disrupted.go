@@ -21,8 +21,9 @@ import (
 const drainPoll = 2 * time.Second
 
 // Disrupted watches the NodeClaims the queue marked Disrupting: it keeps
-// their nodes tainted (a node may register after the notice) and measures
-// the notice-to-replacement and notice-to-drained latencies. It deletes
+// their nodes tainted (a node may register after the notice), wakes the
+// disruption executor once the cache shows a mark, and measures the
+// notice-to-replacement and notice-to-drained latencies. It deletes
 // nothing: the disruption executor (pkg/controllers/disruptor) carries the
 // mark out as a command — launch replacements, delete the claim once they
 // have initialized or when the deadline forces it (interruption.Decide).
@@ -82,6 +83,11 @@ func (d *Disrupted) Reconcile(ctx context.Context, req reconcile.Request) (recon
 		d.planned(obs)
 	}
 	if claim.DeletionTimestamp.IsZero() {
+		// The queue woke the executor when it wrote the mark, maybe before
+		// the executor's cache showed it; this reconcile runs once the
+		// cache does, so wake it again (a held prespin command waits for
+		// exactly this: the warning that follows).
+		d.wake("interruption/" + claim.Name)
 		return reconcile.Result{}, nil
 	}
 	if node != nil {

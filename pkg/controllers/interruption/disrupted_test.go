@@ -63,7 +63,11 @@ func TestRebalanceModes(t *testing.T) {
 				t.Errorf("woke the executor %v, want %v", e.woken, tt.wantMarked)
 			}
 			if tt.wantMarked {
+				e.woken = nil
 				e.decide(f)
+				if len(e.woken) == 0 {
+					t.Error("the Disrupted reconciler did not wake the executor once the cache showed the mark")
+				}
 				node := &corev1.Node{}
 				if err := h.Direct.Get(e.ctx, client.ObjectKeyFromObject(f.node), node); err != nil {
 					t.Fatal(err)
