@@ -26,9 +26,9 @@
 //     terminated, delete the claim and Node.
 //   - disrupted.go: Disrupted, an operator.Controller over marked claims
 //     that only observes: it keeps their nodes tainted (a node may register
-//     after the notice) and measures the notice-to-replacement (the
-//     executor's command started) and notice-to-drained latencies. It
-//     deletes nothing.
+//     after the notice), wakes the executor again once the cache shows a
+//     mark, and measures the notice-to-replacement (the executor's command
+//     started) and notice-to-drained latencies. It deletes nothing.
 //
 // Everything a later step needs is kept on the objects (condition,
 // annotations), so a restart loses nothing. Time comes from the injected
