@@ -40,6 +40,12 @@ const (
 	// AnnotationDisruptionStarted on a command's candidates is when it
 	// started (RFC 3339), for its timeout.
 	AnnotationDisruptionStarted = Group + "/disruption-started"
+	// AnnotationDisruptionHold ("true") on a command's candidates says the
+	// command launches its replacements but keeps the candidates until a
+	// stronger reason comes: a rebalance recommendation in prespin mode,
+	// held until an interruption notice follows. Such a candidate does not
+	// use up its pool's disruption budget while it is held.
+	AnnotationDisruptionHold = Group + "/disruption-hold"
 	// AnnotationReplacementFor on a NodeClaim names the disruption command
 	// it was launched for; it is not a disruption candidate while the
 	// command's candidates still exist.

@@ -219,6 +219,13 @@ const (
 	DisruptionReasonReturnToSpot DisruptionReason = "ReturnToSpot"
 )
 
+// DisruptionReasonInterrupted is the reason of the disruption executor's
+// commands for nodes an interruption notice marked (a spot interruption
+// warning, a scheduled change, an instance stopping). It is no budget
+// reason: an interruption is forceful, no budget holds it, and it still
+// uses up the pool's allowance for the other reasons while it drains.
+const DisruptionReasonInterrupted DisruptionReason = "Interrupted"
+
 // DisruptionReasons are the reasons budgets hold, in the order disruption
 // considers them. Expired is not one: expiry is forceful, as in Karpenter
 // v1 (an expired node goes whatever the budgets say, and still uses up

@@ -160,14 +160,24 @@ func New(cfg Config) (*Set, error) {
 	}
 	if o.FeatureGates["Disruption"] {
 		s.Controllers = append(s.Controllers, podevents.New(kube, clk).Declaration())
-		s.Singletons = append(s.Singletons, disruptor.New(kube, cloud, cluster, clk, rec, m, disruptor.Options{
-			ValidationDelay: o.DisruptionValidationDelay,
-			Plan: disruption.Options{
-				MinSavingsShare:         o.ConsolidationMinSavings,
-				SpotToSpotConsolidation: o.FeatureGates["SpotToSpotConsolidation"],
-				Solve:                   scheduling.Options{PreferencePolicy: o.PreferencePolicy},
-			},
-		}))
+	}
+	// The disruption executor carries out every replace-then-delete, the
+	// interruption handler's marks too: with the Disruption gate off it
+	// runs for those only.
+	var executor *disruptor.Controller
+	if o.FeatureGates["Disruption"] || cfg.Interruption != nil {
+		plan := disruption.Options{
+			MinSavingsShare:         o.ConsolidationMinSavings,
+			SpotToSpotConsolidation: o.FeatureGates["SpotToSpotConsolidation"],
+			Solve:                   scheduling.Options{PreferencePolicy: o.PreferencePolicy},
+		}
+		if cfg.Interruption != nil {
+			plan.Rebalance = cfg.Interruption.Options.Rebalance
+		}
+		executor = disruptor.New(kube, cloud, cluster, clk, rec, m, disruptor.Options{
+			ValidationDelay: o.DisruptionValidationDelay, Plan: plan, InterruptionsOnly: !o.FeatureGates["Disruption"],
+		})
+		s.Singletons = append(s.Singletons, executor)
 	}
 	s.Singletons = append(s.Singletons,
 		prov,
@@ -176,13 +186,13 @@ func New(cfg Config) (*Set, error) {
 	)
 	if in := cfg.Interruption; in != nil {
 		deps := interruption.Deps{Kube: kube, Fresh: in.Fresh, Clock: clk, Recorder: rec, Metrics: m,
-			Unavailable: in.Unavailable, History: in.History, Nominations: cluster, Wake: prov.TriggerNow, Renew: prov.Trigger}
+			Unavailable: in.Unavailable, History: in.History, Wake: executor.Wake}
 		queue, err := interruption.NewQueue(deps, in.SQS, in.Options)
 		if err != nil {
 			return nil, fmt.Errorf("setting up the interruption handler: %w", err)
 		}
 		s.Singletons = append(s.Singletons, queue)
-		s.Controllers = append(s.Controllers, interruption.NewDisrupted(deps, in.Options.Rebalance).Controller())
+		s.Controllers = append(s.Controllers, interruption.NewDisrupted(deps).Controller())
 	}
 	return s, nil
 }

@@ -12,6 +12,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/disruption/budget"
+	"github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
@@ -36,6 +37,12 @@ type nodeInfo struct {
 	ct    string
 	// disrupting: being deleted, or part of a command in progress.
 	disrupting bool
+	// counted: the budget ledger already counts the node as disrupting
+	// (budget.Disrupting), so an action on it takes no more budget.
+	counted bool
+	// awaiting: marked by the interruption handler and in no command yet:
+	// the interruption step (interrupt.go) plans its command.
+	awaiting bool
 	// marked Disrupting (by the interruption handler): its drain is that
 	// handler's decision, so consolidation does not take it; drift and
 	// expiry still may.
@@ -78,9 +85,13 @@ type working struct {
 	// commands maps a command in progress to whether any of its
 	// candidates still exists.
 	commands map[string]bool
-	budgets  *tracker
-	skips    map[string]Skip
-	solves   int
+	// held are the commands that hold their candidates (prespin): their
+	// replacements keep the room for the candidates' pods, so no other
+	// action moves pods onto them.
+	heldCommands map[string]bool
+	budgets      *tracker
+	skips        map[string]Skip
+	solves       int
 	// compact: hand the solver nodes as their remaining room (compact.go);
 	// compactCache holds those views until an action changes the node.
 	compact      bool
@@ -121,7 +132,7 @@ func begin(in Input) *working {
 		in: in, opts: in.Options.withDefaults(),
 		byNode: map[string]*nodeInfo{}, base: map[string]*scheduling.ExistingNode{},
 		poolObjs: map[string]*nsv1.NodePool{},
-		commands: map[string]bool{}, skips: map[string]Skip{}, requests: map[types.UID]podRequest{},
+		commands: map[string]bool{}, heldCommands: map[string]bool{}, skips: map[string]Skip{}, requests: map[types.UID]podRequest{},
 		compactCache:  map[string]*scheduling.ExistingNode{},
 		heldForRepack: map[string]string{},
 	}
@@ -146,6 +157,9 @@ func begin(in Input) *working {
 	for _, c := range snap.NodeClaims {
 		if cmd := c.Annotations[nsv1.AnnotationDisruptionCommand]; cmd != "" {
 			w.commands[cmd] = true
+			if c.Annotations[nsv1.AnnotationDisruptionHold] == "true" && c.DeletionTimestamp.IsZero() {
+				w.heldCommands[cmd] = true
+			}
 		}
 	}
 	w.budgets = newTracker(snap, w.poolObjs, in.Disrupting, in.Now)
@@ -172,10 +186,20 @@ func (w *working) build() {
 	for _, p := range w.pools {
 		w.poolByName[p.Name] = p
 	}
+	replacing := map[string]bool{}
+	for _, c := range snap.NodeClaims {
+		if w.heldCommands[c.Annotations[nsv1.AnnotationReplacementFor]] {
+			replacing[c.Name] = true
+			if c.Status.NodeName != "" {
+				replacing[c.Status.NodeName] = true
+			}
+		}
+	}
 	for _, en := range solveIn.Nodes {
-		if en.InFlight {
+		if en.InFlight || replacing[en.Name] {
 			// Room on a node that has not initialized (or on this plan's
-			// replacements) is not counted on: it may never come.
+			// replacements) is not counted on: it may never come. Room on
+			// a held command's replacement is its candidates'.
 			cp := *en
 			cp.MarkedForDeletion = true
 			en = &cp
@@ -189,12 +213,15 @@ func (w *working) build() {
 			continue
 		}
 		ni := &nodeInfo{name: n.Name, claim: claim, node: n, pool: w.poolObjs[claim.Labels[nsv1.LabelNodePool]], pods: snap.PodsByNode[n.Name]}
-		ni.disrupting = budget.Disrupting(claim, in.Disrupting)
-		// A node kept after a rebalance recommendation (prespin) is not
-		// consolidated onto the replacement prespun for its pods. It does
-		// not hold the budget (budget.Disrupting) while it waits: that may
-		// take hours.
+		ni.counted = budget.Disrupting(claim, in.Disrupting)
+		inCommand := claim.Annotations[nsv1.AnnotationDisruptionCommand] != ""
+		// A candidate of a command in progress is no candidate again, also
+		// one a prespin command holds (which does not use up the budget
+		// while it waits: that may take hours).
+		ni.disrupting = ni.counted || inCommand
 		ni.marked = provisioning.Disrupted(claim)
+		ni.awaiting = interruption.MarkOf(claim).Marked() && claim.DeletionTimestamp.IsZero() && !inCommand &&
+			(in.Disrupting == nil || !in.Disrupting(claim.Name))
 		for _, p := range ni.pods {
 			if !mustMove(p) {
 				continue
@@ -298,7 +325,11 @@ func (w *working) commit(a *Action, plan *scheduling.Plan) {
 		n := w.byNode[c.Node.Name]
 		n.removed = true
 		delete(w.skips, n.claim.Name)
-		w.budgets.take(n.poolName())
+		// A node the ledger already counts (an interruption's mark) is
+		// not taken twice; a held command takes nothing until it deletes.
+		if !n.counted && !a.Hold {
+			w.budgets.take(n.poolName())
+		}
 		delete(w.base, n.name)
 	}
 	if plan != nil {

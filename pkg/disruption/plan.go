@@ -11,9 +11,10 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
-// Compute proposes the plan's actions: a repack toward the from-scratch
-// plan where the fleet's shape calls for one (repack.go), emptiness,
-// drift, expiration, return to spot (spot.go), multi-node then single-node
+// Compute proposes the plan's actions: the commands for nodes the
+// interruption handler marked (interrupt.go), expiration, a repack toward
+// the from-scratch plan where the fleet's shape calls for one (repack.go),
+// emptiness, drift, return to spot (spot.go), multi-node then single-node
 // consolidation, each within the budgets and each seeing the pods earlier
 // actions moved. It is deterministic.
 func Compute(in Input) (*Plan, error) {
@@ -39,17 +40,25 @@ func compute(in Input) (*Plan, *working, error) {
 		Candidates: map[nsv1.DisruptionReason]int{}, Allowed: w.budgets.allowance(), BudgetErrors: w.budgets.errs,
 	}
 	pdbs := pdbViews(in.Snapshot.PDBs)
-	// Expiry is forceful (Karpenter v1): an expired node goes whatever
-	// blocks a voluntary disruption — do-not-disrupt, PDBs, nominations,
-	// budgets (it still uses them up) — so it is planned first, over every
-	// node not already on its way out; the drain then honours PDBs and
-	// do-not-disrupt until the claim's terminationGracePeriod runs out.
-	var live []*nodeInfo
+	// The interruption handler's marks come first: their instances go
+	// away whatever else the plan would do (interrupt.go).
+	var live, marked []*nodeInfo
 	for _, n := range w.nodes {
-		if !n.disrupting {
+		switch {
+		case n.awaiting:
+			marked = append(marked, n)
+		case !n.disrupting:
 			live = append(live, n)
 		}
 	}
+	if err := w.interruption(marked, pdbs, out); err != nil {
+		return nil, nil, err
+	}
+	// Expiry is forceful (Karpenter v1): an expired node goes whatever
+	// blocks a voluntary disruption — do-not-disrupt, PDBs, nominations,
+	// budgets (it still uses them up) — so it is planned next, over every
+	// node not already on its way out; the drain then honours PDBs and
+	// do-not-disrupt until the claim's terminationGracePeriod runs out.
 	if err := w.expiration(live, out); err != nil {
 		return nil, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
@@ -42,6 +43,9 @@ type Options struct {
 	MaxSolves int
 	// Solve tunes the solver runs.
 	Solve scheduling.Options
+	// Rebalance is what a rebalance recommendation's mark does (default
+	// interruption.DefaultRebalanceMode, prespin).
+	Rebalance interruption.RebalanceMode
 }
 
 func (o Options) withDefaults() Options {
@@ -56,6 +60,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSolves <= 0 {
 		o.MaxSolves = DefaultMaxSolves
+	}
+	if o.Rebalance == "" {
+		o.Rebalance = interruption.DefaultRebalanceMode
 	}
 	return o
 }
@@ -97,10 +104,16 @@ type Input struct {
 type Method string
 
 const (
-	MethodEmptiness               Method = "Emptiness"
-	MethodDrift                   Method = "Drift"
-	MethodExpiration              Method = "Expiration"
-	MethodReturnToSpot            Method = "ReturnToSpot"
+	MethodEmptiness    Method = "Emptiness"
+	MethodDrift        Method = "Drift"
+	MethodExpiration   Method = "Expiration"
+	MethodReturnToSpot Method = "ReturnToSpot"
+	// MethodInterruption carries out the interruption handler's mark on a
+	// node (interruption.MarkOf): a spot interruption warning, a scheduled
+	// change, an instance stopping (forced, reason Interrupted), or a
+	// rebalance recommendation (reason Rebalance; prespin holds, drain is
+	// budgeted).
+	MethodInterruption            Method = "Interruption"
 	MethodMultiNodeConsolidation  Method = "MultiNodeConsolidation"
 	MethodSingleNodeConsolidation Method = "SingleNodeConsolidation"
 )
@@ -152,6 +165,16 @@ type Action struct {
 	// executor carries it out without validation and deletes the
 	// candidates in the same step as it launches the replacements.
 	Forced bool
+	// Deadline is when the candidates' instance goes away (an interruption
+	// notice's deadline); zero when none. The executor deletes the
+	// candidates once the replacements have initialized, or when the
+	// deadline less the pods' termination grace periods arrives, whichever
+	// is first.
+	Deadline time.Time
+	// Hold: launch the replacements but keep the candidates until an
+	// interruption notice follows (a rebalance recommendation in prespin
+	// mode). A held action takes no budget.
+	Hold bool
 }
 
 // Price is the candidates' total $/h.

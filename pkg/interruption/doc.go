@@ -6,18 +6,21 @@
 //   - mark.go: what a parsed notice (pkg/interruption/messages) means for
 //     the instance's NodeClaim: the Disrupting reason it gets (the
 //     strongest notice wins), the deadline (the earliest wins), or deletion
-//     at once for an instance already stopped or terminated.
-//   - verdict.go: when a Disrupting claim is deleted — and so tainted and
-//     drained through the Eviction API by the termination controller: as
-//     soon as every pod the drain will move has a ready place to go (the
-//     replacement the provisioner planned, or room elsewhere), or when the
-//     deadline minus the longest pod grace period arrives, whichever is
-//     first; for a rebalance recommendation only in drain mode, only with a
-//     ready replacement and only when the NodePool's budget allows.
+//     at once for an instance already stopped or terminated; MarkOf, the
+//     one reader of the mark as kept on the claim.
+//   - verdict.go: when a marked claim in a disruption command is deleted
+//     — and so tainted and drained through the Eviction API by the
+//     termination controller: as soon as the command's replacements have
+//     initialized, or when the deadline minus the longest pod grace period
+//     arrives, whichever is first; a rebalance recommendation in prespin
+//     mode holds (Holds) until a notice with a deadline follows, in drain
+//     mode it goes once the replacements are ready (its budget was taken
+//     when the command started).
 //
-// The controller in pkg/controllers/interruption gathers the inputs (the
-// claim, its pods, the provisioner's nominations) and carries the verdict
-// out; the simulator can call the same functions.
+// The interruption controller (pkg/controllers/interruption) marks claims;
+// the disruption planner (pkg/disruption) plans their commands and the
+// executor (pkg/controllers/disruptor) carries them out, calling Decide;
+// the simulator reads the same marks.
 //
 // This package must not import client-go clients, controller-runtime or the
 // AWS SDK.

@@ -111,56 +111,47 @@ func TestDecide(t *testing.T) {
 	rebalance := Mark{Reason: nsv1.DisruptingReasonRebalanceRecommendation}
 	web, worker := pod("web", 30), pod("worker", 60)
 	logs := pod("logs", 30, daemon)
-	ready := map[string]bool{"replacement": true, "other-node": true}
 	tests := []struct {
-		name      string
-		mark      Mark
-		mode      RebalanceMode
-		pods      []*corev1.Pod
-		nominated map[string]string
-		budget    bool
-		now       time.Time
-		want      Verdict
-		why       string // substring of Why or Waiting
+		name        string
+		mark        Mark
+		mode        RebalanceMode
+		pods        []*corev1.Pod
+		repl, ready int
+		now         time.Time
+		want        Verdict
+		why         string // substring of Why or Waiting
 	}{
-		{name: "spot warning, no plan yet: wake the provisioner, wait until the deadline minus the longest grace",
-			mark: spot, pods: []*corev1.Pod{web, worker, logs}, now: t0,
-			want: Verdict{Wake: true, RequeueAfter: Recheck}, why: "waiting for replacement"},
-		{name: "replacement planned but booting: wait",
-			mark: spot, pods: []*corev1.Pod{web, worker}, nominated: map[string]string{"web": "booting", "worker": "booting"}, now: t0.Add(50 * time.Second),
-			want: Verdict{Planned: true, RequeueAfter: 10 * time.Second}, why: "waiting for replacement"},
+		{name: "spot warning, replacement booting: wait, at most until the deadline minus the longest grace",
+			mark: spot, pods: []*corev1.Pod{web, worker, logs}, repl: 1, now: t0,
+			want: Verdict{RequeueAfter: Recheck}, why: "0 of 1 replacements initialized"},
+		{name: "the wait is cut to the drain-by instant",
+			mark: spot, pods: []*corev1.Pod{web, worker}, repl: 2, ready: 1, now: t0.Add(55 * time.Second),
+			want: Verdict{RequeueAfter: 5 * time.Second}, why: "1 of 2"},
 		{name: "replacement ready: drain now",
-			mark: spot, pods: []*corev1.Pod{web, worker, logs}, nominated: map[string]string{"web": "replacement", "worker": "other-node"}, now: t0.Add(40 * time.Second),
-			want: Verdict{Delete: true, Planned: true, Ready: true, RequeueAfter: Recheck}, why: "replacement capacity ready for its 2 pods"},
+			mark: spot, pods: []*corev1.Pod{web, worker, logs}, repl: 1, ready: 1, now: t0.Add(40 * time.Second),
+			want: Verdict{Delete: true, Ready: true, RequeueAfter: Recheck}, why: "replacement capacity ready for its 2 pods"},
 		{name: "deadline minus the longest grace reached without a replacement: drain anyway",
-			mark: spot, pods: []*corev1.Pod{web, worker}, nominated: map[string]string{"web": "booting"}, now: t0.Add(60 * time.Second),
-			want: Verdict{Delete: true, Wake: true, RequeueAfter: Recheck}, why: "goes away at 2026-03-01T10:02:00Z"},
-		{name: "a nomination onto the node itself is no replacement",
-			mark: spot, pods: []*corev1.Pod{web}, nominated: map[string]string{"web": "node"}, now: t0,
-			want: Verdict{Wake: true, RequeueAfter: Recheck}, why: "waiting"},
+			mark: spot, pods: []*corev1.Pod{web, worker}, repl: 1, now: t0.Add(60 * time.Second),
+			want: Verdict{Delete: true, RequeueAfter: Recheck}, why: "goes away at 2026-03-01T10:02:00Z"},
+		{name: "pods fit on running nodes (no replacement): drain now",
+			mark: spot, pods: []*corev1.Pod{web}, now: t0,
+			want: Verdict{Delete: true, Ready: true, RequeueAfter: Recheck}, why: "ready for its 1 pods"},
 		{name: "only daemon pods: nothing to move, drain now",
 			mark: spot, pods: []*corev1.Pod{logs}, now: t0,
-			want: Verdict{Delete: true, Planned: true, Ready: true, RequeueAfter: Recheck}, why: "no pods to move"},
-		{name: "rebalance, prespin: replacement ready is held, nominations renewed, no drain",
-			mark: rebalance, mode: RebalancePrespin, pods: []*corev1.Pod{web}, nominated: map[string]string{"web": "replacement"}, budget: true, now: t0,
-			want: Verdict{Planned: true, Ready: true, Renew: true, RequeueAfter: Recheck}, why: "prespin"},
-		{name: "rebalance, drain: replacement ready but budget exhausted",
-			mark: rebalance, mode: RebalanceDrain, pods: []*corev1.Pod{web}, nominated: map[string]string{"web": "replacement"}, now: t0,
-			want: Verdict{Planned: true, Ready: true, Renew: true, RequeueAfter: Recheck}, why: "budget"},
-		{name: "rebalance, drain: replacement ready and budget allows",
-			mark: rebalance, mode: RebalanceDrain, pods: []*corev1.Pod{web}, nominated: map[string]string{"web": "replacement"}, budget: true, now: t0,
-			want: Verdict{Delete: true, Planned: true, Ready: true, RequeueAfter: Recheck}, why: "rebalance mode drain"},
-		{name: "rebalance, drain: no replacement yet",
-			mark: rebalance, mode: RebalanceDrain, pods: []*corev1.Pod{web}, budget: true, now: t0,
-			want: Verdict{Wake: true, RequeueAfter: Recheck}, why: "waiting for replacement"},
+			want: Verdict{Delete: true, Ready: true, RequeueAfter: Recheck}, why: "no pods to move"},
+		{name: "rebalance, prespin: replacement ready is held, no drain",
+			mark: rebalance, mode: RebalancePrespin, pods: []*corev1.Pod{web}, repl: 1, ready: 1, now: t0,
+			want: Verdict{Ready: true, RequeueAfter: Recheck}, why: "prespin"},
+		{name: "rebalance, drain: replacement ready",
+			mark: rebalance, mode: RebalanceDrain, pods: []*corev1.Pod{web}, repl: 1, ready: 1, now: t0,
+			want: Verdict{Delete: true, Ready: true, RequeueAfter: Recheck}, why: "rebalance mode drain"},
+		{name: "rebalance, drain: replacement not ready yet",
+			mark: rebalance, mode: RebalanceDrain, pods: []*corev1.Pod{web}, repl: 1, now: t0,
+			want: Verdict{RequeueAfter: Recheck}, why: "waiting for replacement"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Decide(Input{
-				Mark: tt.mark, Mode: tt.mode, Self: []string{"claim", "node"}, Pods: tt.pods, BudgetAllows: tt.budget, Now: tt.now,
-				Nominated: func(uid types.UID) (string, bool) { s, ok := tt.nominated[string(uid)]; return s, ok },
-				Ready:     func(target string) bool { return ready[target] },
-			})
+			got := Decide(Input{Mark: tt.mark, Mode: tt.mode, Pods: tt.pods, Replacements: tt.repl, Ready: tt.ready, Now: tt.now})
 			text := got.Why + got.Waiting
 			got.Why, got.Waiting = "", ""
 			if got != tt.want {
@@ -170,5 +161,32 @@ func TestDecide(t *testing.T) {
 				t.Fatalf("why %q does not say %q", text, tt.why)
 			}
 		})
+	}
+}
+
+func TestMarkOf(t *testing.T) {
+	deadline := t0.Add(2 * time.Minute)
+	claim := func(status metav1.ConditionStatus, reason string) *nsv1.NodeClaim {
+		c := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", Annotations: map[string]string{
+			nsv1.AnnotationDisruptionDeadline: deadline.Format(time.RFC3339)}}}
+		c.Status.Conditions = []metav1.Condition{{Type: nsv1.ConditionDisrupting, Status: status, Reason: reason}}
+		return c
+	}
+	if m := MarkOf(claim(metav1.ConditionTrue, nsv1.DisruptingReasonSpotInterruption)); m.Reason != nsv1.DisruptingReasonSpotInterruption || !m.Deadline.Equal(deadline) || !m.Interrupted() {
+		t.Errorf("spot mark = %+v", m)
+	}
+	if m := MarkOf(claim(metav1.ConditionTrue, nsv1.DisruptingReasonRebalanceRecommendation)); !m.Marked() || m.Interrupted() {
+		t.Errorf("rebalance mark = %+v, want marked, not interrupted", m)
+	}
+	if m := MarkOf(claim(metav1.ConditionTrue, "Drifted")); m.Marked() {
+		t.Errorf("a Disrupting reason the handler does not set is no mark: %+v", m)
+	}
+	if m := MarkOf(claim(metav1.ConditionFalse, nsv1.DisruptingReasonSpotInterruption)); m.Marked() {
+		t.Errorf("a False condition is no mark: %+v", m)
+	}
+	if !Holds(Mark{Reason: nsv1.DisruptingReasonRebalanceRecommendation}, RebalancePrespin) ||
+		Holds(Mark{Reason: nsv1.DisruptingReasonRebalanceRecommendation}, RebalanceDrain) ||
+		Holds(Mark{Reason: nsv1.DisruptingReasonSpotInterruption}, RebalancePrespin) {
+		t.Error("Holds: only a rebalance recommendation outside drain mode holds")
 	}
 }

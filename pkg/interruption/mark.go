@@ -3,6 +3,8 @@ package interruption
 import (
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/interruption/messages"
 )
@@ -83,4 +85,33 @@ func Merge(cur, notice Mark) (out Mark, changed bool) {
 		out.Deadline = notice.Deadline
 	}
 	return out, out.Reason != cur.Reason || !out.Deadline.Equal(cur.Deadline)
+}
+
+// MarkOf is the claim's interruption mark as kept on the object: the
+// Disrupting condition's reason when the handler set it (True, one of its
+// reasons), and the deadline annotation. It is the one reader of the mark:
+// the queue, the executor, the planner and the simulator call it.
+func MarkOf(claim *nsv1.NodeClaim) Mark {
+	var m Mark
+	if claim == nil {
+		return m
+	}
+	for _, c := range claim.Status.Conditions {
+		if c.Type == nsv1.ConditionDisrupting && c.Status == metav1.ConditionTrue && IsInterruptionReason(c.Reason) {
+			m.Reason = c.Reason
+		}
+	}
+	if t, err := time.Parse(time.RFC3339, claim.Annotations[nsv1.AnnotationDisruptionDeadline]); err == nil {
+		m.Deadline = t
+	}
+	return m
+}
+
+// Marked reports whether the handler marked the claim.
+func (m Mark) Marked() bool { return m.Reason != "" }
+
+// Interrupted reports whether the mark is an interruption (a notice the
+// instance goes away after), not just a rebalance recommendation.
+func (m Mark) Interrupted() bool {
+	return m.Reason != "" && m.Reason != nsv1.DisruptingReasonRebalanceRecommendation
 }

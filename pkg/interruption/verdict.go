@@ -5,34 +5,28 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
-// Recheck is how often a Disrupting claim is looked at again when nothing
-// it watches changes: nominations expire and prespun replacements must stay
-// held (see Verdict.Wake).
+// Recheck is how often a marked claim's command is looked at again when
+// nothing it watches changes.
 const Recheck = 10 * time.Second
 
-// Input is what one decision about a Disrupting claim reads.
+// Input is what one decision about a marked claim in a disruption command
+// reads: the mark, the pods on its node and the readiness of the command's
+// replacements (the disruption executor launched them).
 type Input struct {
 	Mark Mark
 	Mode RebalanceMode
-	// Self are the claim's and its node's names: a nomination onto them is
-	// no replacement.
-	Self []string
 	// Pods are the pods bound to the claim's node.
 	Pods []*corev1.Pod
-	// Nominated is the provisioner's plan for a pod (a node or claim name).
-	Nominated func(types.UID) (target string, ok bool)
-	// Ready reports whether a node or claim can run pods now.
-	Ready func(target string) bool
-	// BudgetAllows: the NodePool's budgets allow one more Rebalance
-	// disruption now (read for a rebalance in drain mode only).
-	BudgetAllows bool
-	Now          time.Time
+	// Replacements is how many claims the command launched for the node's
+	// pods; Ready how many of them have initialized. No replacements means
+	// the pods fit on nodes already running.
+	Replacements, Ready int
+	Now                 time.Time
 }
 
 // Verdict is what to do with the claim now.
@@ -41,17 +35,8 @@ type Verdict struct {
 	Delete bool
 	// Why is the sentence for the drain's Event.
 	Why string
-	// Planned: every pod the drain will move has a place planned (a
-	// replacement claim, or room on another node).
-	Planned bool
-	// Ready: every such place can run pods now.
+	// Ready: every replacement of the command can run pods now.
 	Ready bool
-	// Wake asks the provisioner for a cycle now: some pods have no place planned.
-	Wake bool
-	// Renew asks for a cycle in the provisioner's own time: a prespun
-	// replacement's nominations must be renewed so it is not mistaken for
-	// empty capacity.
-	Renew bool
 	// Waiting says what holds a drain that is not due yet, for an Event.
 	Waiting string
 	// RequeueAfter is when to decide again if nothing changes first.
@@ -83,25 +68,24 @@ func DrainBy(deadline time.Time, moved []*corev1.Pod) time.Time {
 	return deadline.Add(-time.Duration(longest) * time.Second)
 }
 
-// Decide is the verdict for a Disrupting claim.
+// Holds reports whether a command for a claim with mark only launches its
+// replacements and keeps the claim: a rebalance recommendation in any mode
+// but drain (prespin), until a notice with a deadline follows.
+func Holds(m Mark, mode RebalanceMode) bool {
+	return m.Reason == nsv1.DisruptingReasonRebalanceRecommendation && mode != RebalanceDrain
+}
+
+// Decide is the verdict for a marked claim whose disruption command is
+// under way: delete it as soon as the command's replacements have
+// initialized, or when the deadline minus the longest grace period of the
+// pods a drain moves arrives, whichever is first. A rebalance
+// recommendation in prespin mode keeps the claim (and its ready
+// replacement) until a notice with a deadline follows; in drain mode it
+// goes once the replacements are ready (its budget was taken when the
+// command started).
 func Decide(in Input) Verdict {
 	moved := Moved(in.Pods)
-	v := Verdict{Planned: true, Ready: true, RequeueAfter: Recheck}
-	self := map[string]bool{}
-	for _, s := range in.Self {
-		self[s] = true
-	}
-	for _, p := range moved {
-		target, ok := in.Nominated(p.UID)
-		if !ok || self[target] {
-			v.Planned, v.Ready = false, false
-			continue
-		}
-		if !in.Ready(target) {
-			v.Ready = false
-		}
-	}
-	v.Wake = !v.Planned
+	v := Verdict{Ready: in.Ready >= in.Replacements, RequeueAfter: Recheck}
 	if !in.Mark.Deadline.IsZero() {
 		by := DrainBy(in.Mark.Deadline, moved)
 		if !in.Now.Before(by) {
@@ -117,20 +101,15 @@ func Decide(in Input) Verdict {
 	}
 	switch {
 	case !v.Ready:
-		v.Waiting = "waiting for replacement capacity for its pods"
-	case in.Mark.Reason != nsv1.DisruptingReasonRebalanceRecommendation:
-		v.Delete = true
-		v.Why = readyWhy(len(moved))
-	case in.Mode != RebalanceDrain:
-		// Prespin: hold the replacement until a notice with a deadline comes.
-		v.Renew = true
+		v.Waiting = fmt.Sprintf("waiting for replacement capacity for its pods (%d of %d replacements initialized)", in.Ready, in.Replacements)
+	case Holds(in.Mark, in.Mode):
 		v.Waiting = "replacement ready; the node is drained only if an interruption notice follows (rebalance mode prespin)"
-	case !in.BudgetAllows:
-		v.Renew = true
-		v.Waiting = "replacement ready; the NodePool's disruption budget allows no more Rebalance disruptions now"
-	default:
+	case in.Mark.Reason == nsv1.DisruptingReasonRebalanceRecommendation:
 		v.Delete = true
 		v.Why = readyWhy(len(moved)) + " (rebalance mode drain)"
+	default:
+		v.Delete = true
+		v.Why = readyWhy(len(moved))
 	}
 	return v
 }

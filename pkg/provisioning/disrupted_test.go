@@ -96,23 +96,15 @@ func TestPendingPodsOfDisruptedNodes(t *testing.T) {
 		wantPods   []string
 		wantHeld   map[string][]string
 		wantLapsed []string
-		// wantRenewed are the held pods whose nominations are extended.
-		wantRenewed []string
 	}{
-		{name: "workload pods of a disrupted node are planned with the pending ones; daemon, static, finished and terminating pods are not",
-			wantPods: []string{"bare", "pending", "web"}},
-		{name: "a moved pod nominated to its launching replacement is held on it",
-			claims: []*nsv1.NodeClaim{claim("replacement", "default", -1)}, nominated: map[string]string{"web": "replacement"},
-			wantPods: []string{"bare", "pending"}, wantHeld: map[string][]string{"replacement": {"web"}}},
-		// A prespun replacement (rebalance recommendation, prespin): the
-		// moved pod runs on until a drain, so kube-scheduler's grace does
-		// not apply; the nomination is renewed and keeps the room, while a
-		// pending pod nominated to the same ready node lapses as before.
-		{name: "a moved pod whose replacement has been ready past the grace stays held on it, its nomination renewed",
-			claims:    []*nsv1.NodeClaim{claim("replacement", "default", 2*NominationGrace)},
-			nominated: map[string]string{"web": "replacement", "pending": "replacement"},
-			wantPods:  []string{"bare", "pending"}, wantHeld: map[string][]string{"replacement": {"web"}},
-			wantLapsed: []string{"pending"}, wantRenewed: []string{"web"}},
+		{name: "pods still running on a disrupted node are the disruption executor's, not planned here",
+			wantPods: []string{"pending"}},
+		{name: "a pending pod nominated to a launching claim is held on it",
+			claims: []*nsv1.NodeClaim{claim("replacement", "default", -1)}, nominated: map[string]string{"pending": "replacement"},
+			wantHeld: map[string][]string{"replacement": {"pending"}}},
+		{name: "a nomination onto the disrupted node lapses: it goes away",
+			nominated: map[string]string{"pending": "spot-node"},
+			wantPods:  []string{"pending"}, wantLapsed: []string{"pending"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,13 +129,6 @@ func TestPendingPodsOfDisruptedNodes(t *testing.T) {
 			if !equal(lapsed, tt.wantLapsed) {
 				t.Errorf("Lapsed = %v, want %v", lapsed, tt.wantLapsed)
 			}
-			var renewed []string
-			for _, u := range got.Renewed {
-				renewed = append(renewed, string(u))
-			}
-			if !equal(renewed, tt.wantRenewed) {
-				t.Errorf("Renewed = %v, want %v", renewed, tt.wantRenewed)
-			}
 		})
 	}
 }
@@ -161,7 +146,7 @@ func TestExistingNodesOfDisruptedClaims(t *testing.T) {
 		marked bool
 		pods   []string
 	}{
-		{node: "spot-node", marked: true, pods: []string{"finished", "logs", "static", "terminating"}},
+		{node: "spot-node", marked: true, pods: []string{"bare", "finished", "logs", "static", "terminating", "web"}},
 		{node: "calm-node", pods: []string{"calm-web"}},
 		{node: "undisrupted-node", pods: []string{"other-web"}},
 		{node: "flying", marked: true},
@@ -180,10 +165,11 @@ func TestExistingNodesOfDisruptedClaims(t *testing.T) {
 	}
 }
 
-// TestSolverReplacesDisruptedNode runs the rule through the real solver: the
-// disrupted node has plenty of room left but gets no pod, its pods go to a
-// new claim, and a pod that fits the calm node goes there.
-func TestSolverReplacesDisruptedNode(t *testing.T) {
+// TestSolverKeepsOffDisruptedNode runs the rule through the real solver:
+// the disrupted node has plenty of room left but gets no pod, and the pods
+// still running on it are not planned (the disruption executor launches
+// their replacements).
+func TestSolverKeepsOffDisruptedNode(t *testing.T) {
 	cat, err := catalog.Load(catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -208,22 +194,19 @@ func TestSolverReplacesDisruptedNode(t *testing.T) {
 	if len(plan.Unschedulable) != 0 {
 		t.Fatalf("unschedulable: %+v", plan.Unschedulable)
 	}
-	onNew := map[string]bool{}
+	planned := map[string]bool{}
 	for _, c := range plan.NewClaims {
 		for _, p := range c.Pods {
-			onNew[p.Name] = true
+			planned[p.Name] = true
 		}
 	}
 	for _, n := range plan.Nominations {
 		if n.Node == "spot-node" || n.Node == "spot" {
 			t.Fatalf("pod %s nominated onto the disrupted node", n.Pod.Name)
 		}
-		if n.Pod.Name == "web" || n.Pod.Name == "bare" {
-			// Existing room elsewhere is fine too; what matters is that they are planned.
-			onNew[n.Pod.Name] = true
-		}
+		planned[n.Pod.Name] = true
 	}
-	if !onNew["web"] || !onNew["bare"] {
-		t.Fatalf("the disrupted node's pods were not planned elsewhere: nominations %+v, new claims %d", plan.Nominations, len(plan.NewClaims))
+	if !planned["pending"] || planned["web"] || planned["bare"] {
+		t.Fatalf("planned %v, want the pending pod only", planned)
 	}
 }

@@ -32,12 +32,6 @@ type Pending struct {
 	// filled it with other pods, as it ignores nominations), so they lost
 	// their place and are planned now rather than at expiry.
 	Lapsed []types.UID
-	// Renewed are held pods that still run on a disrupted node, nominated
-	// to a target that is ready for them: kube-scheduler cannot bind them
-	// before the drain, so NominationGrace does not apply and the caller
-	// extends their nominations instead (a replacement prespun for a
-	// rebalance recommendation keeps its pods' room, possibly for hours).
-	Renewed []types.UID
 	// Blocked are provisionable pods not planned because of their volumes
 	// (VolumeRequirements' error: a missing claim, class or volume, an
 	// unbound Immediate claim); the caller reports them and plans them
@@ -52,19 +46,19 @@ type Blocked struct {
 }
 
 // PendingPods splits the snapshot's provisionable pods into those to plan
-// and those a nomination holds back. Pods running on a disrupted node
-// (Disrupted, Reschedulable) count as provisionable: their replacement
-// capacity is planned before the node is drained. A pod to plan carries
+// and those a nomination holds back. Pods still running on a disrupted node
+// are not among them: the disruption executor launched their replacement
+// capacity, and they are Pending again only once the drain evicts them. A
+// pod to plan carries
 // its volumes' topology in its required node affinity (a copy,
 // WithVolumeTopology), or is Blocked when its volumes are not ready.
 func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending {
 	ready := readySince(snap)
 	room := newRoom(snap)
-	disrupted := disruptedNodes(snap)
 	leaving := goingAway(snap)
 	out := Pending{Held: map[string][]*corev1.Pod{}}
 	for _, pod := range snap.Pods {
-		if !lifecycle.Provisionable(pod, now) && !movedOff(pod, disrupted) {
+		if !lifecycle.Provisionable(pod, now) {
 			continue
 		}
 		if target, ok := nominated(pod.UID); ok {
@@ -72,12 +66,8 @@ func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending
 			// interruption or a disruption) will not run the pod: planned
 			// again at once, not when the nomination runs out.
 			at, isReady := ready[target]
-			moving := pod.Spec.NodeName != ""
-			if !leaving[target] && (!isReady || (moving || now.Sub(at) < NominationGrace) && room.take(target, pod)) {
+			if !leaving[target] && (!isReady || now.Sub(at) < NominationGrace && room.take(target, pod)) {
 				out.Held[target] = append(out.Held[target], pod)
-				if moving && isReady {
-					out.Renewed = append(out.Renewed, pod.UID)
-				}
 				continue
 			}
 			out.Lapsed = append(out.Lapsed, pod.UID)
@@ -169,9 +159,8 @@ func poolsOf(snap *Snapshot, typesByPool map[string][]*catalog.InstanceType) ([]
 
 // ExistingNodes are the nodes and in-flight claims the solver may fill;
 // held pods take room on the node or claim they are nominated to.
-// A disrupted node is marked for deletion and its reschedulable pods are
-// left off it: PendingPods plans them, so counting them here too would
-// count them twice for topology spread.
+// A disrupted node is marked for deletion (it takes no new pods; its own
+// still count for topology spread until the drain moves them).
 func ExistingNodes(snap *Snapshot, held map[string][]*corev1.Pod) []*scheduling.ExistingNode {
 	var out []*scheduling.ExistingNode
 	registered := map[string]bool{}
@@ -179,14 +168,6 @@ func ExistingNodes(snap *Snapshot, held map[string][]*corev1.Pod) []*scheduling.
 	for _, n := range snap.Nodes {
 		claim := snap.ClaimByNode[n.Name]
 		pods := snap.PodsByNode[n.Name]
-		if disrupted[n.Name] {
-			pods = nil
-			for _, p := range snap.PodsByNode[n.Name] {
-				if !movedOff(p, disrupted) {
-					pods = append(pods, p)
-				}
-			}
-		}
 		en := &scheduling.ExistingNode{
 			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Allocatable: n.Status.Allocatable,
 			Pods:              append(append([]*corev1.Pod{}, pods...), held[n.Name]...),

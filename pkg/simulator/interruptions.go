@@ -13,11 +13,14 @@ import (
 )
 
 // interruptions pairs every notice the simulated AWS sends about a
-// Nodesmith node with what the interruption handler did about it, for the
-// report: where the node's pods were planned (its ReplacementPlanned
-// Event), when that capacity was ready (the replacement's Initialized
-// Event), when the node was drained (InterruptionDrain) and how many pods
-// left it before a ready place was waiting for them.
+// Nodesmith node with what the product did about it, for the report: the
+// disruption executor's command for the node (the replacements its
+// candidate's nodesmith.sh/disruption-replacements annotation names, each
+// launched with nodesmith.sh/replacement-for, announced by the
+// ReplacementPlanned Event), when that capacity was ready (the
+// replacement's Initialized Event), when the node was drained
+// (InterruptionDrain) and how many pods left it before a ready place was
+// waiting for them.
 type interruptions struct {
 	s    *Sim
 	list []*output.Interruption
@@ -112,13 +115,8 @@ func (x *interruptions) event(regarding any, reason, msg string) {
 	switch reason {
 	case "ReplacementPlanned":
 		r.Planned = reached(x.s.now)
-		r.Replacements = nil
-		for _, t := range plannedTargets(msg) {
-			// A NodeClaim is capacity that had to launch and boot; a
-			// Node's name is room on one already running.
-			t.NewNode = x.s.kube.Get(x.s.ctx, types.NamespacedName{Name: t.Target}, &nsv1.NodeClaim{}) == nil
-			r.Replacements = append(r.Replacements, t)
-		}
+		r.Replacements = x.command(claim.Name, plannedTargets(msg))
+
 	case "InterruptionDrain":
 		if r.Drained.Reached {
 			return
@@ -127,6 +125,35 @@ func (x *interruptions) event(regarding any, reason, msg string) {
 		r.DrainReason = strings.TrimPrefix(msg, "draining: ")
 		r.Stranded = x.stranded(r)
 	}
+}
+
+// command reads the executor's command for a claim from the claim itself:
+// the replacements its annotation names are new nodes (with the pods the
+// Event counts on each); the rest of the Event's pods fit on running nodes.
+func (x *interruptions) command(claim string, counts []output.Replacement) []output.Replacement {
+	cur := &nsv1.NodeClaim{}
+	if err := x.s.kube.Get(x.s.ctx, types.NamespacedName{Name: claim}, cur); err != nil {
+		return nil
+	}
+	pods := map[string]int{}
+	for _, c := range counts {
+		pods[c.Target] = c.Pods
+	}
+	var out []output.Replacement
+	if names := cur.Annotations[nsv1.AnnotationDisruptionReplacements]; names != "" {
+		for _, name := range strings.Split(names, ",") {
+			out = append(out, output.Replacement{Target: name, Pods: pods[name], NewNode: true})
+			delete(pods, name)
+		}
+	}
+	running := 0
+	for _, n := range pods {
+		running += n
+	}
+	if running > 0 {
+		out = append(out, output.Replacement{Target: "nodes", Pods: running})
+	}
+	return out
 }
 
 // stranded are the pods still on r's node that no ready place waits for.
@@ -181,13 +208,14 @@ func (x *interruptions) records() []output.Interruption {
 	return out
 }
 
-// plannedTargets reads where a ReplacementPlanned Event says the pods go
-// ("... (15 to move): 12 on spot-00005, 3 on spot-00006").
+// plannedTargets reads how many pods a ReplacementPlanned Event counts
+// where ("... (15 to move): 12 on spot-00005, 3 on running nodes").
 func plannedTargets(msg string) []output.Replacement {
-	_, list, ok := strings.Cut(msg, "): ")
-	if !ok {
+	i := strings.LastIndex(msg, "): ")
+	if i < 0 {
 		return nil
 	}
+	list := msg[i+len("): "):]
 	var out []output.Replacement
 	for _, part := range strings.Split(list, ", ") {
 		var n int

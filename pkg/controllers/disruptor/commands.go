@@ -68,6 +68,14 @@ func (c *Controller) advance(ctx context.Context, snap *state.Snapshot, now time
 	}
 	waiting := false
 	for _, cmd := range commands(snap) {
+		if interrupted(cmd) {
+			w, err := c.advanceInterrupted(ctx, snap, cmd, claims, now)
+			if err != nil {
+				return waiting, err
+			}
+			waiting = waiting || w
+			continue
+		}
 		var pending, failed []string
 		for _, name := range cmd.replacements {
 			r, ok := claims[name]
@@ -143,8 +151,7 @@ func (c *Controller) abort(ctx context.Context, cmd *command, claims map[string]
 	for _, cl := range cmd.candidates {
 		claim := cl.DeepCopy()
 		base := claim.DeepCopy()
-		for _, k := range []string{nsv1.AnnotationDisruptionCommand, nsv1.AnnotationDisruptionReplacements,
-			nsv1.AnnotationDisruptionReason, nsv1.AnnotationDisruptionStarted} {
+		for _, k := range commandAnnotations {
 			delete(claim.Annotations, k)
 		}
 		toSpot := cmd.reason == string(nsv1.DisruptionReasonReturnToSpot)

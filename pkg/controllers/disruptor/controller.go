@@ -13,10 +13,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/disruption"
+	"github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
 )
@@ -48,8 +50,12 @@ type Options struct {
 	// CommandTimeout is how long replacements may take to initialize
 	// before the disruption is abandoned (default 30 min).
 	CommandTimeout time.Duration
-	// Plan tunes the planner (minimum savings share, spot-to-spot gate…).
+	// Plan tunes the planner (minimum savings share, spot-to-spot gate,
+	// rebalance mode…).
 	Plan disruption.Options
+	// InterruptionsOnly carries out only the interruption handler's marks
+	// (the Disruption feature gate is off, the interruption handler on).
+	InterruptionsOnly bool
 }
 
 func (o Options) withDefaults() Options {
@@ -83,6 +89,8 @@ type Controller struct {
 	// last is the latest plan, handed back to the planner, which reuses
 	// it while nothing it reads has changed (disruption.Input.Previous).
 	last *disruption.Plan
+	// wake asks the driver for a step now (operator.Wakeable).
+	wake func()
 }
 
 type pendingPlan struct {
@@ -90,7 +98,10 @@ type pendingPlan struct {
 	due     time.Time
 }
 
-var _ operator.Singleton = (*Controller)(nil)
+var (
+	_ operator.Singleton = (*Controller)(nil)
+	_ operator.Wakeable  = (*Controller)(nil)
+)
 
 // New builds the controller. kube reads through the manager's cache (with
 // the state field indexes) and writes to the API server.
@@ -102,6 +113,24 @@ func New(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.C
 
 // Name implements operator.Singleton.
 func (c *Controller) Name() string { return "disruption" }
+
+// SetWake implements operator.Wakeable.
+func (c *Controller) SetWake(wake func()) {
+	c.mu.Lock()
+	c.wake = wake
+	c.mu.Unlock()
+}
+
+// Wake asks for a step now: the interruption handler's call when it marked
+// a node (key names the asker, for logs).
+func (c *Controller) Wake(string) {
+	c.mu.Lock()
+	wake := c.wake
+	c.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
+}
 
 // Reconcile runs one step: advance the commands in progress, then either
 // wait for the pending plan's validation time, validate and carry it out,
@@ -116,6 +145,9 @@ func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := c.deleteUnregistered(ctx, snap, start); err != nil {
+		return reconcile.Result{}, err
+	}
 	idle := c.opts.PollInterval
 	if waiting {
 		idle = min(idle, commandPoll)
@@ -123,7 +155,7 @@ func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
 	c.mu.Lock()
 	p := c.pending
 	c.mu.Unlock()
-	if p != nil && start.Before(p.due) {
+	if p != nil && start.Before(p.due) && !awaitingMarks(snap) {
 		return reconcile.Result{RequeueAfter: min(p.due.Sub(start), idle)}, nil
 	}
 	in, err := c.gather(ctx, snap, start)
@@ -142,17 +174,28 @@ func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
 	c.last = plan
 	c.mu.Unlock()
 	c.observe(snap, plan)
-	// Forced actions (expiry) are not validated: nothing a second look
-	// could find holds them back.
+	// Forced actions (expiry, interruptions) and the interruption
+	// handler's marks are not validated: the notice, not a second look,
+	// decides them.
 	voluntary := plan.Actions[:0:0]
 	for _, a := range plan.Actions {
-		if !a.Forced {
-			voluntary = append(voluntary, a)
+		if !a.Forced && a.Method != disruption.MethodInterruption {
+			if !c.opts.InterruptionsOnly {
+				voluntary = append(voluntary, a)
+			}
+			continue
+		}
+		if c.opts.InterruptionsOnly && a.Method != disruption.MethodInterruption {
 			continue
 		}
 		if err := c.execute(ctx, snap, a, start); err != nil {
 			return reconcile.Result{}, err
 		}
+	}
+	if p != nil && start.Before(p.due) {
+		// Planned for the marks only; the pending plan's validation is
+		// still to come.
+		return reconcile.Result{RequeueAfter: min(p.due.Sub(start), idle)}, nil
 	}
 	if p == nil {
 		if len(voluntary) == 0 {
@@ -243,6 +286,13 @@ func (c *Controller) markRecent(name string, now time.Time) {
 	c.recent[name] = now
 }
 
+// forgetRecent drops a claim from the recently acted on.
+func (c *Controller) forgetRecent(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.recent, name)
+}
+
 // recentlyActed reports claims acted on within recentTTL (dropping older ones).
 func (c *Controller) recentlyActed(now time.Time) func(string) bool {
 	c.mu.Lock()
@@ -256,4 +306,16 @@ func (c *Controller) recentlyActed(now time.Time) func(string) bool {
 		live[name] = true
 	}
 	return func(name string) bool { return live[name] }
+}
+
+// awaitingMarks reports whether a claim the interruption handler marked
+// waits for its command: the planner runs for it even while a plan awaits
+// validation.
+func awaitingMarks(snap *state.Snapshot) bool {
+	for _, cl := range snap.NodeClaims {
+		if cl.DeletionTimestamp.IsZero() && cl.Annotations[nsv1.AnnotationDisruptionCommand] == "" && interruption.MarkOf(cl).Marked() {
+			return true
+		}
+	}
+	return false
 }

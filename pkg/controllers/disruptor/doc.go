@@ -1,8 +1,10 @@
-// Package disruptor is the disruption controller: one operator.Singleton
-// that, step by step, gathers the cluster (pkg/controllers/state), asks the
-// pure planner (pkg/disruption) for the disruptions worth making (empty,
-// drifted, expired and underutilized nodes, within the NodePools'
-// budgets), and carries them out:
+// Package disruptor is the disruption controller and the one executor of
+// every replace-then-delete: one operator.Singleton that, step by step,
+// gathers the cluster (pkg/controllers/state), asks the pure planner
+// (pkg/disruption) for the disruptions to make (nodes the interruption
+// handler marked, expired, drifted, empty and underutilized nodes, spot
+// fallbacks going back to spot, within the NodePools' budgets), and carries
+// them out:
 //
 //  1. A plan is not acted on at once: it waits ValidationDelay (15 s), then
 //     the cluster is planned again and the new plan's actions that the
@@ -20,6 +22,20 @@
 //     controller; once every replacement is Initialized the candidates are
 //     deleted. A replacement that is deleted first, or a command older than
 //     CommandTimeout, aborts: the annotations and taint come off.
+//  4. Forced actions (expiry, interruptions) and every action for a node
+//     the interruption handler marked (MethodInterruption) skip the
+//     validation. An interruption's command (interrupted.go) deletes its
+//     candidate once the replacements have initialized or when the notice's
+//     deadline less the pods' grace periods arrives (terminateBy,
+//     interruption.Decide), whichever is first, with the claim's
+//     termination timestamp at the deadline; a rebalance recommendation in
+//     prespin mode holds its candidate (nodesmith.sh/disruption-hold) until
+//     a notice with a deadline follows. A failed replacement releases the
+//     command (the mark and taint stay) and the next plan launches another;
+//     a marked claim with no Node yet is deleted at once. The controller is
+//     operator.Wakeable: the interruption queue wakes it when it marks a
+//     node. With the Disruption feature gate off it still runs, for the
+//     interruption handler's marks only.
 //
 // Everything a step needs across steps is on the objects, except the plan
 // awaiting validation and the claims acted on in the last minute (so a

@@ -44,7 +44,9 @@ func (c *Controller) execute(ctx context.Context, snap *state.Snapshot, a *disru
 		if err := c.startCommand(ctx, snap, a, now); err != nil {
 			return err
 		}
-		if !a.Forced {
+		if !a.Forced || a.Method == disruption.MethodInterruption {
+			// advance (advanceInterrupted for an interruption) deletes
+			// the candidates once the replacements have initialized.
 			return nil
 		}
 		// A forced method drains at once: the replacements boot while the
@@ -60,6 +62,10 @@ func (c *Controller) execute(ctx context.Context, snap *state.Snapshot, a *disru
 		}
 		c.markRecent(cand.Claim.Name, now)
 		c.recorder.Publish(events.Disrupting(cand.Claim, string(a.Reason), a.Message))
+		if a.Method == disruption.MethodInterruption {
+			c.recorder.Publish(events.ReplacementPlanned(cand.Claim, fmt.Sprintf("%s; no new node needed (%d to move): %s", cand.Why, len(a.Pods), replacementSummary(a, nil))))
+			c.recorder.Publish(events.InterruptionDrain(cand.Claim, "draining: "+a.Message))
+		}
 	}
 	return nil
 }
@@ -88,6 +94,9 @@ func (c *Controller) startCommand(ctx context.Context, snap *state.Snapshot, a *
 		claim.Annotations[nsv1.AnnotationDisruptionReplacements] = strings.Join(names, ",")
 		claim.Annotations[nsv1.AnnotationDisruptionReason] = string(a.Reason)
 		claim.Annotations[nsv1.AnnotationDisruptionStarted] = now.UTC().Format(time.RFC3339)
+		if a.Hold {
+			claim.Annotations[nsv1.AnnotationDisruptionHold] = "true"
+		}
 		if err := c.kube.Patch(ctx, claim, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 			return fmt.Errorf("marking nodeclaim %s for disruption: %w", claim.Name, err)
 		}
@@ -109,6 +118,14 @@ func (c *Controller) startCommand(ctx context.Context, snap *state.Snapshot, a *
 		c.metrics.NodeClaimsCreated.WithLabelValues(pool.Name, "disruption").Inc()
 		c.recorder.Publish(events.DisruptionReplacement(claim, fmt.Sprintf("replaces %s (%s): %d pods, %d launch options from $%.4f/h",
 			candidateNames(a), a.Reason, len(r.Pods), len(r.Options), r.Price())))
+	}
+	if a.Method == disruption.MethodInterruption {
+		// The interruption handler's Event: every pod has a place planned.
+		for _, cand := range a.Candidates {
+			c.recorder.Publish(events.ReplacementPlanned(cand.Claim, fmt.Sprintf("%s; launching %s for its pods (%d to move): %s",
+				cand.Why, strings.Join(names, ", "), len(a.Pods), replacementSummary(a, names))))
+		}
+		return nil
 	}
 	if a.Forced {
 		return nil // execute deletes the candidates now, with its own Event

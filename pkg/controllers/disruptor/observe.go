@@ -27,7 +27,7 @@ var blockingSkips = map[disruption.SkipReason]bool{
 func (c *Controller) observe(snap *state.Snapshot, plan *disruption.Plan) {
 	m := c.metrics.Disruption
 	m.Candidates.Reset()
-	for _, r := range nsv1.DisruptionReasons {
+	for _, r := range append(append([]nsv1.DisruptionReason{}, nsv1.DisruptionReasons...), nsv1.DisruptionReasonInterrupted, nsv1.DisruptionReasonRebalance) {
 		m.Candidates.WithLabelValues(string(r)).Set(float64(plan.Candidates[r]))
 	}
 	m.Skipped.Reset()

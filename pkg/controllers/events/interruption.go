@@ -13,11 +13,14 @@ const (
 	ReasonInstanceStopping        = "InstanceStopping"
 	ReasonInstanceStopped         = "InstanceStopped"
 	ReasonInstanceTerminated      = "InstanceTerminated"
-	// ReasonReplacementPlanned: every pod of a disrupted node has a place planned.
+	// The disruption executor's, on a marked NodeClaim (its command's
+	// Disrupting and DisruptionReplacement Events come too):
+	// ReasonReplacementPlanned: every pod of the marked node has a place
+	// planned (the command's replacements, or room on running nodes).
 	ReasonReplacementPlanned = "ReplacementPlanned"
-	// ReasonInterruptionDrain: the disrupted claim is deleted, so drained.
+	// ReasonInterruptionDrain: the marked claim is deleted, so drained, and why now.
 	ReasonInterruptionDrain = "InterruptionDrain"
-	// ReasonInterruptionWaiting: the drain waits (replacement, budget, prespin).
+	// ReasonInterruptionWaiting: the drain waits (replacement booting, prespin).
 	ReasonInterruptionWaiting = "InterruptionWaiting"
 	// On the controller's Pod.
 	ReasonInterruptionQueueUnavailable = "InterruptionQueueUnavailable"

@@ -55,7 +55,7 @@ func BenchmarkQueueStep(b *testing.B) {
 	opts := DefaultOptions(queueName)
 	opts.WaitTime = 0
 	q, err := NewQueue(Deps{Kube: kube, Clock: clk, Recorder: rec, Metrics: m, Unavailable: catalog.NewUnavailableOfferings(clk, 0),
-		History: catalog.NewInterruptionHistory(clk, 0), Nominations: nominations{}}, sqsClient, opts)
+		History: catalog.NewInterruptionHistory(clk, 0)}, sqsClient, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package interruption_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,21 +28,40 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider/fake"
 	"github.com/nodesmith/nodesmith/pkg/controllers"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
+	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
 	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 )
 
-// TestNoticeToReplacementToDrain runs the product's own wiring
-// (controllers.New with an interruption queue) on a spot warning: the queue
-// marks the claim, the provisioner — woken at once — plans the node's pods
-// onto a new claim while the node still runs them, and the node is drained
-// as soon as that claim is ready, not at the deadline.
-func TestNoticeToReplacementToDrain(t *testing.T) {
+// lab is the product's own wiring (controllers.New with an interruption
+// queue) around one spot instance: a pool whose nodes carry fixture=<id>,
+// an initialized claim and Ready node on the instance, and pods there that
+// only this pool can place.
+type lab struct {
+	t         *testing.T
+	ctx       context.Context
+	h         *controllertest.Harness
+	clk       *clocktesting.FakeClock
+	world     *fakeaws.World
+	instance  fakeaws.Instance
+	queue     *interruption.Queue
+	executor  operator.Singleton
+	disrupted reconcile.Reconciler
+	metrics   *metrics.Metrics
+	claim     *nsv1.NodeClaim
+	node      *corev1.Node
+	pods      []*corev1.Pod
+}
+
+func newLab(t *testing.T, mode interruptionpolicy.RebalanceMode, seed int64, budget string) *lab {
 	ctx := context.Background()
 	h := interruption.SharedHarness()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	world := fakeaws.NewWorld(fakeaws.Options{Clock: clk, ClusterName: "lab", InterruptionQueue: "notices", Seed: 4242})
+	world := fakeaws.NewWorld(fakeaws.Options{Clock: clk, ClusterName: "lab", InterruptionQueue: "notices", Seed: seed})
 	srv := fakeaws.NewServer(world)
 	url := srv.Start()
 	t.Cleanup(srv.Close)
@@ -49,12 +70,14 @@ func TestNoticeToReplacementToDrain(t *testing.T) {
 	ec2Client := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = aws.String(url) })
 	instance := launch(t, ec2Client, world, clk)
 
-	id := fmt.Sprintf("e2e-%d", time.Now().UnixNano()%100000)
+	id := fmt.Sprintf("e2e-%d-%d", time.Now().UnixNano()%100000, seed)
 	cloud := fake.New(fake.InstanceType("m5.large", 2, 8, 0.096, instance.Zone))
 	qo := interruption.DefaultOptions("notices")
 	qo.WaitTime = 0
+	qo.Rebalance = mode
+	m := controllertest.Metrics()
 	set, err := controllers.New(controllers.Config{
-		Kube: h.Client, Cloud: cloud, Clock: clk, Events: events.NewFakeRecorder(10000), Metrics: controllertest.Metrics(),
+		Kube: h.Client, Cloud: cloud, Clock: clk, Events: events.NewFakeRecorder(10000), Metrics: m,
 		Options: controllers.Options{FeatureGates: controllers.DefaultFeatureGates(), LaunchWorkers: 1},
 		Interruption: &controllers.Interruption{SQS: sqsClient, Options: qo, Fresh: h.Direct,
 			Unavailable: catalog.NewUnavailableOfferings(clk, 0), History: catalog.NewInterruptionHistory(clk, 0)},
@@ -62,26 +85,29 @@ func TestNoticeToReplacementToDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var queue *interruption.Queue
+	l := &lab{t: t, ctx: ctx, h: h, clk: clk, world: world, instance: instance, metrics: m}
 	for _, s := range set.Singletons {
-		if q, ok := s.(*interruption.Queue); ok {
-			queue = q
+		switch s := s.(type) {
+		case *interruption.Queue:
+			l.queue = s
+		case *disruptor.Controller:
+			l.executor = s
 		}
 	}
-	var disrupted reconcile.Reconciler
 	for _, c := range set.Controllers {
 		if c.Name == "interruption.disrupted" {
-			disrupted = c.Reconciler
+			l.disrupted = c.Reconciler
 		}
 	}
-	if queue == nil || disrupted == nil {
-		t.Fatal("controllers.New did not build the interruption handler")
+	if l.queue == nil || l.disrupted == nil || l.executor == nil {
+		t.Fatal("controllers.New did not build the interruption handler and the disruption executor")
 	}
 
-	// A pool whose nodes carry fixture=<id>, a node of it on the instance,
-	// and two pods there that only this pool can place.
 	pool := controllertest.NodePool("pool-" + id)
 	pool.Spec.Template.ObjectMeta.Labels = map[string]string{"fixture": id}
+	if budget != "" {
+		pool.Spec.Disruption.Budgets = []nsv1.Budget{{Nodes: budget}}
+	}
 	mustCreate(t, h.Direct, pool)
 	h.Cached(t, pool)
 	mustCreate(t, h.Direct, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: id}})
@@ -101,7 +127,6 @@ func TestNoticeToReplacementToDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Cached(t, claim)
-	var pods []*corev1.Pod
 	for i := range 2 {
 		p := controllertest.Pod(id, fmt.Sprintf("web-%d", i), "500m")
 		p.Spec.NodeName = node.Name
@@ -110,65 +135,214 @@ func TestNoticeToReplacementToDrain(t *testing.T) {
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "rs", Controller: ptr.To(true)}}
 		mustCreate(t, h.Direct, p)
 		h.Cached(t, p)
-		pods = append(pods, p)
+		l.pods = append(l.pods, p)
 	}
+	l.claim, l.node = claim, node
+	return l
+}
 
-	// The notice.
-	if err := world.Interrupt(instance.ID); err != nil {
-		t.Fatal(err)
+// notice runs the queue step for what the world sent, and waits for the
+// cache to show the claim marked with reason.
+func (l *lab) notice(reason string) {
+	l.t.Helper()
+	if _, err := l.queue.Reconcile(l.ctx); err != nil {
+		l.t.Fatal(err)
 	}
-	if _, err := queue.Reconcile(ctx); err != nil {
-		t.Fatal(err)
+	marked := get(l.t, l.h.Direct, l.claim)
+	if c := meta.FindStatusCondition(marked.Status.Conditions, nsv1.ConditionDisrupting); c == nil || c.Reason != reason {
+		l.t.Fatalf("claim not marked %s: %+v", reason, c)
 	}
-	marked := get(t, h.Direct, claim)
-	if c := meta.FindStatusCondition(marked.Status.Conditions, nsv1.ConditionDisrupting); c == nil || c.Reason != nsv1.DisruptingReasonSpotInterruption {
-		t.Fatalf("claim not marked: %+v", c)
-	}
-	h.Cached(t, marked)
+	l.h.Cached(l.t, marked)
+}
 
-	// The provisioner was woken with its window closed: one step plans the
-	// pods onto a replacement.
-	if _, err := set.Provisioner.Reconcile(ctx); err != nil {
-		t.Fatal(err)
+// step runs the executor once and the Disrupted observer on the claim.
+func (l *lab) step() {
+	l.t.Helper()
+	if _, err := l.executor.Reconcile(l.ctx); err != nil {
+		l.t.Fatal(err)
 	}
-	var replacement string
-	for _, p := range pods {
-		target, ok := set.Cluster.Nominated(p.UID)
-		if !ok || target == claim.Name || target == node.Name {
-			t.Fatalf("pod %s not planned elsewhere (nominated %q %v)", p.Name, target, ok)
-		}
-		replacement = target
+	if _, err := l.disrupted.Reconcile(l.ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: l.claim.Name}}); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+// replacement is the claim the executor's command launched for the node's
+// pods (its candidate's annotations name it), once the cache shows it.
+func (l *lab) replacement() *nsv1.NodeClaim {
+	l.t.Helper()
+	c := get(l.t, l.h.Direct, l.claim)
+	names := c.Annotations[nsv1.AnnotationDisruptionReplacements]
+	if names == "" || strings.Contains(names, ",") {
+		l.t.Fatalf("the claim is in no command with one replacement: %v", c.Annotations)
 	}
 	repl := &nsv1.NodeClaim{}
-	if err := h.Direct.Get(ctx, types.NamespacedName{Name: replacement}, repl); err != nil {
-		t.Fatalf("the replacement %s: %v", replacement, err)
+	if err := l.h.Direct.Get(l.ctx, types.NamespacedName{Name: names}, repl); err != nil {
+		l.t.Fatalf("the replacement %s: %v", names, err)
 	}
-	if repl.Labels[nsv1.LabelNodePool] != pool.Name {
-		t.Fatalf("replacement %s is in pool %s", repl.Name, repl.Labels[nsv1.LabelNodePool])
+	if repl.Annotations[nsv1.AnnotationReplacementFor] != c.Annotations[nsv1.AnnotationDisruptionCommand] {
+		l.t.Fatalf("replacement %s is not protected as the command's: %v", repl.Name, repl.Annotations)
 	}
-	h.Cached(t, repl)
+	l.h.Cached(l.t, repl)
+	l.h.Cached(l.t, c)
+	return repl
+}
 
-	// Booting: the node keeps its pods.
-	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: claim.Name}}
-	if _, err := disrupted.Reconcile(ctx, req); err != nil {
+func (l *lab) ready(repl *nsv1.NodeClaim) {
+	l.t.Helper()
+	repl = get(l.t, l.h.Direct, repl)
+	initialized(repl, l.clk.Now())
+	if err := l.h.Direct.Status().Update(l.ctx, repl); err != nil {
+		l.t.Fatal(err)
+	}
+	l.h.Cached(l.t, repl)
+}
+
+func (l *lab) deleting() bool {
+	l.t.Helper()
+	return !get(l.t, l.h.Direct, l.claim).DeletionTimestamp.IsZero()
+}
+
+// TestNoticeToReplacementToDrain: the queue marks the claim and wakes the
+// executor, whose plan launches a replacement for the node's pods while
+// the node still runs them; the node is drained as soon as that claim is
+// ready, not at the deadline, with its termination timestamp at the
+// instance's end.
+func TestNoticeToReplacementToDrain(t *testing.T) {
+	l := newLab(t, interruptionpolicy.RebalancePrespin, 4242, "")
+	if err := l.world.Interrupt(l.instance.ID); err != nil {
 		t.Fatal(err)
 	}
-	if !get(t, h.Direct, claim).DeletionTimestamp.IsZero() {
+	l.notice(nsv1.DisruptingReasonSpotInterruption)
+	l.step()
+	repl := l.replacement()
+	if repl.Labels[nsv1.LabelNodePool] != l.claim.Labels[nsv1.LabelNodePool] {
+		t.Fatalf("replacement %s is in pool %s", repl.Name, repl.Labels[nsv1.LabelNodePool])
+	}
+	if testutil.CollectAndCount(l.metrics.Interruption.ReplacementLatency) != 1 {
+		t.Error("no replacement latency observed once the command started")
+	}
+	// Booting: the node keeps its pods.
+	l.clk.Step(10 * time.Second)
+	l.step()
+	if l.deleting() {
 		t.Fatal("drained while the replacement boots")
 	}
 	// Ready 30 s after the notice: drained then, 60 s before it had to be.
-	clk.Step(30 * time.Second)
-	repl = get(t, h.Direct, repl)
-	initialized(repl, clk.Now())
-	if err := h.Direct.Status().Update(ctx, repl); err != nil {
-		t.Fatal(err)
-	}
-	h.Cached(t, repl)
-	if _, err := disrupted.Reconcile(ctx, req); err != nil {
-		t.Fatal(err)
-	}
-	if get(t, h.Direct, claim).DeletionTimestamp.IsZero() {
+	l.clk.Step(20 * time.Second)
+	l.ready(repl)
+	l.step()
+	claim := get(t, l.h.Direct, l.claim)
+	if claim.DeletionTimestamp.IsZero() {
 		t.Fatal("not drained once the replacement was ready")
+	}
+	if got, want := claim.Annotations[nsv1.AnnotationTerminationTimestamp], claim.Annotations[nsv1.AnnotationDisruptionDeadline]; got != want || got == "" {
+		t.Errorf("termination timestamp %q, want the deadline %q", got, want)
+	}
+	// The executor plans the whole API server, which other tests of the
+	// package leave marked claims in: at least this one's command counts.
+	if got := testutil.ToFloat64(l.metrics.Disruption.Decisions.WithLabelValues("Interruption", "Interrupted", "replace")); got < 1 {
+		t.Errorf("nodesmith_disruption_decisions{method=Interruption} = %v, want this command counted", got)
+	}
+}
+
+// TestDeadlineForcesTheDrain: the replacement never initializes; the node
+// is drained when the deadline minus the longest grace period (30 s)
+// arrives, not before.
+func TestDeadlineForcesTheDrain(t *testing.T) {
+	l := newLab(t, interruptionpolicy.RebalancePrespin, 4343, "")
+	if err := l.world.Interrupt(l.instance.ID); err != nil {
+		t.Fatal(err)
+	}
+	l.notice(nsv1.DisruptingReasonSpotInterruption)
+	l.step()
+	l.replacement()
+	l.clk.Step(89 * time.Second)
+	l.step()
+	if l.deleting() {
+		t.Fatal("drained before the deadline minus the grace period")
+	}
+	l.clk.Step(time.Second)
+	l.step()
+	if !l.deleting() {
+		t.Fatal("not drained at deadline minus grace")
+	}
+}
+
+// TestPrespinHoldsUntilTheWarning: a rebalance recommendation in prespin
+// mode launches one replacement and keeps the node however long no notice
+// comes, without using up the pool's budget (0 here); the interruption
+// warning that follows drains it at once, the replacement being ready.
+func TestPrespinHoldsUntilTheWarning(t *testing.T) {
+	l := newLab(t, interruptionpolicy.RebalancePrespin, 4444, "0")
+	if err := l.world.Rebalance(l.instance.ID); err != nil {
+		t.Fatal(err)
+	}
+	l.notice(nsv1.DisruptingReasonRebalanceRecommendation)
+	l.step()
+	repl := l.replacement()
+	if get(t, l.h.Direct, l.claim).Annotations[nsv1.AnnotationDisruptionHold] != "true" {
+		t.Fatal("the prespin command does not hold its candidate")
+	}
+	l.clk.Step(time.Minute)
+	l.ready(repl)
+	for range 3 {
+		l.clk.Step(10 * time.Minute)
+		l.step()
+	}
+	if l.deleting() {
+		t.Fatal("prespin drained on the recommendation")
+	}
+	var claims nsv1.NodeClaimList
+	if err := l.h.Direct.List(l.ctx, &claims, client.MatchingLabels{nsv1.LabelNodePool: l.claim.Labels[nsv1.LabelNodePool]}); err != nil {
+		t.Fatal(err)
+	}
+	if len(claims.Items) != 2 {
+		t.Fatalf("the pool has %d claims after 30 minutes of prespin, want the node and its one replacement", len(claims.Items))
+	}
+	if err := l.world.Interrupt(l.instance.ID); err != nil {
+		t.Fatal(err)
+	}
+	l.notice(nsv1.DisruptingReasonSpotInterruption)
+	l.step()
+	if !l.deleting() {
+		t.Fatal("not drained when the warning found the replacement ready")
+	}
+}
+
+// TestRebalanceDrain: in drain mode the recommendation is a voluntary
+// replacement: with the budget at 0 nothing starts; with room, the node is
+// drained once its replacement is ready.
+func TestRebalanceDrain(t *testing.T) {
+	for _, tt := range []struct {
+		budget    string
+		wantStart bool
+	}{{"0", false}, {"1", true}} {
+		t.Run("budget"+tt.budget, func(t *testing.T) {
+			l := newLab(t, interruptionpolicy.RebalanceDrain, 4545+int64(len(tt.budget)), tt.budget)
+			if err := l.world.Rebalance(l.instance.ID); err != nil {
+				t.Fatal(err)
+			}
+			l.notice(nsv1.DisruptingReasonRebalanceRecommendation)
+			l.step()
+			c := get(t, l.h.Direct, l.claim)
+			if started := c.Annotations[nsv1.AnnotationDisruptionCommand] != ""; started != tt.wantStart {
+				t.Fatalf("command started = %v, want %v (%v)", started, tt.wantStart, c.Annotations)
+			}
+			if !tt.wantStart {
+				return
+			}
+			repl := l.replacement()
+			l.step()
+			if l.deleting() {
+				t.Fatal("drained before the replacement was ready")
+			}
+			l.clk.Step(time.Minute)
+			l.ready(repl)
+			l.step()
+			if !l.deleting() {
+				t.Fatal("not drained once the replacement was ready")
+			}
+		})
 	}
 }
 

@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -42,11 +41,6 @@ const queueName = "interruptions"
 
 var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-// nominations is a settable stand-in for the provisioner's plans.
-type nominations map[types.UID]string
-
-func (n nominations) Nominated(uid types.UID) (string, bool) { t, ok := n[uid]; return t, ok }
-
 // env is a simulated AWS behind the real SDK clients, and the two
 // controllers of the package on a fake clock.
 type env struct {
@@ -62,9 +56,7 @@ type env struct {
 	events   *events.FakeRecorder
 	ice      *catalog.UnavailableOfferings
 	history  *catalog.InterruptionHistory
-	noms     nominations
 	woken    []string
-	renewed  []string
 	deps     Deps
 	queue    *Queue
 	disrupts *Disrupted
@@ -79,7 +71,7 @@ func withMode(m interruption.RebalanceMode) envOption {
 
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
-	e := &env{t: t, ctx: context.Background(), clk: clocktesting.NewFakeClock(epoch), noms: nominations{}, m: controllertest.Metrics()}
+	e := &env{t: t, ctx: context.Background(), clk: clocktesting.NewFakeClock(epoch), m: controllertest.Metrics()}
 	// Every test's world draws other instance ids: the API server is shared.
 	seq++
 	fo := fakeaws.Options{Clock: e.clk, ClusterName: "lab", InterruptionQueue: queueName, Seed: int64(seq)}
@@ -98,14 +90,13 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	e.ice = catalog.NewUnavailableOfferings(e.clk, 0)
 	e.history = catalog.NewInterruptionHistory(e.clk, 0)
 	e.deps = Deps{Kube: h.Client, Fresh: h.Direct, Clock: e.clk, Recorder: rec, Metrics: e.m, Unavailable: e.ice, History: e.history,
-		Nominations: e.noms, Wake: func(key string) { e.woken = append(e.woken, key) },
-		Renew: func(key string) { e.renewed = append(e.renewed, key) }}
+		Wake: func(key string) { e.woken = append(e.woken, key) }}
 	q, err := NewQueue(e.deps, e.sqs, qo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.queue = q
-	e.disrupts = NewDisrupted(e.deps, qo.Rebalance)
+	e.disrupts = NewDisrupted(e.deps)
 	e.pool = uniq("pool")
 	if err := h.Direct.Create(e.ctx, controllertest.NodePool(e.pool)); err != nil {
 		t.Fatal(err)
@@ -231,30 +222,6 @@ func (e *env) create(p *corev1.Pod) *corev1.Pod {
 	}
 	h.Cached(e.t, p)
 	return p
-}
-
-// replacement creates an initialized claim standing for the provisioner's
-// replacement and nominates the fixture's pods onto it.
-func (e *env) replacement(f *fixture, initialized bool) *nsv1.NodeClaim {
-	e.t.Helper()
-	c := controllertest.NodeClaim(uniq("replacement"), e.pool)
-	if err := h.Direct.Create(e.ctx, c); err != nil {
-		e.t.Fatal(err)
-	}
-	if initialized {
-		now := metav1.NewTime(e.clk.Now())
-		for _, t := range []string{nsv1.ConditionLaunched, nsv1.ConditionRegistered, nsv1.ConditionInitialized} {
-			lifecycle.SetCondition(&c.Status.Conditions, lifecycle.Condition(t, true, "", ""), 1, now)
-		}
-		if err := h.Direct.Status().Update(e.ctx, c); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	h.Cached(e.t, c)
-	for _, p := range f.pods {
-		e.noms[p.UID] = c.Name
-	}
-	return c
 }
 
 // step runs one queue step.

@@ -65,17 +65,8 @@ func (q *Queue) apply(ctx context.Context, name string, n messages.Message, rece
 	return q.mark(ctx, claim, node, n, received)
 }
 
-// markOf is the claim's interruption mark as kept on the object.
-func markOf(claim *nsv1.NodeClaim) interruption.Mark {
-	var m interruption.Mark
-	if c := meta.FindStatusCondition(claim.Status.Conditions, nsv1.ConditionDisrupting); c != nil && c.Status == metav1.ConditionTrue && interruption.IsInterruptionReason(c.Reason) {
-		m.Reason = c.Reason
-	}
-	if t, err := time.Parse(time.RFC3339, claim.Annotations[nsv1.AnnotationDisruptionDeadline]); err == nil {
-		m.Deadline = t
-	}
-	return m
-}
+// markOf is the claim's interruption mark (interruption.MarkOf).
+func markOf(claim *nsv1.NodeClaim) interruption.Mark { return interruption.MarkOf(claim) }
 
 // noticedAt is when the notice that disrupted the claim was received.
 func noticedAt(claim *nsv1.NodeClaim) (time.Time, bool) {
@@ -122,7 +113,7 @@ func (q *Queue) mark(ctx context.Context, claim *nsv1.NodeClaim, node *corev1.No
 			q.History.Record(claim.Status.InstanceType, claim.Status.Zone)
 		}
 	}
-	publish(q.Recorder, claim, node, notice(noticeReason(n), describe(n, received)+"; planning replacement capacity for its pods"))
+	publish(q.Recorder, claim, node, notice(noticeReason(n), describe(n, received)+"; its replacement capacity is planned and launched by the disruption executor"))
 	q.wake("interruption/" + claim.Name)
 	return nil
 }

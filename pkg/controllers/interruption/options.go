@@ -84,11 +84,6 @@ func (o Options) Validate() error {
 	return err
 }
 
-// Nominations are the provisioner's plans for pods (pkg/controllers/state.Cluster).
-type Nominations interface {
-	Nominated(pod types.UID) (target string, ok bool)
-}
-
 // Deps are the collaborators both controllers of the package share.
 type Deps struct {
 	// Kube reads through the manager's cache (with state's field indexes) and writes.
@@ -103,13 +98,10 @@ type Deps struct {
 	// Unavailable is the ICE cache an interrupted spot offering is marked in; optional.
 	Unavailable *catalog.UnavailableOfferings
 	// History remembers interrupted spot pools for the launch path's risk; optional.
-	History     *catalog.InterruptionHistory
-	Nominations Nominations
-	// Wake asks the provisioner for a cycle now (key names the asker); optional.
+	History *catalog.InterruptionHistory
+	// Wake asks the disruption executor for a step now, to plan and launch
+	// the marked node's replacements (key names the asker); optional.
 	Wake func(key string)
-	// Renew asks for a cycle in the provisioner's own time (its batch
-	// window), to keep a prespun replacement's nominations alive; Wake when nil.
-	Renew func(key string)
 }
 
 func (d Deps) fresh() client.Reader {
@@ -123,12 +115,4 @@ func (d Deps) wake(key string) {
 	if d.Wake != nil {
 		d.Wake(key)
 	}
-}
-
-func (d Deps) renew(key string) {
-	if d.Renew != nil {
-		d.Renew(key)
-		return
-	}
-	d.wake(key)
 }

@@ -53,7 +53,7 @@ func TestSpotWarningMarksTheClaim(t *testing.T) {
 		t.Errorf("interruption not remembered in the pool's history (observed %v)", got)
 	}
 	if len(e.woken) == 0 {
-		t.Error("the provisioner was not woken")
+		t.Error("the disruption executor was not woken")
 	}
 	if vis, inflight := e.depth(); vis+inflight != 0 {
 		t.Errorf("queue holds %d visible and %d in-flight messages, want none", vis, inflight)

@@ -214,15 +214,11 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 }
 
 // pending is the cycle's pods (pkg/provisioning.PendingPods); nominations
-// that lapsed because their target is ready are dropped here, those of pods
-// waiting on a disrupted node for their ready replacement are extended.
+// that lapsed because their target is ready are dropped here.
 func (p *Provisioner) pending(snap *state.Snapshot) provisioning.Pending {
 	out := provisioning.PendingPods(snap, p.cluster.Nominated, p.clk.Now())
 	for _, uid := range out.Lapsed {
 		p.cluster.Forget(uid)
-	}
-	for _, uid := range out.Renewed {
-		p.cluster.Renew(uid)
 	}
 	return out
 }

@@ -62,19 +62,6 @@ func (c *Cluster) Nominate(pod types.UID, target string) {
 	c.nominations[pod] = nomination{target: target, expires: c.clk.Now().Add(c.nominationTTL)}
 }
 
-// Renew extends pod's live nomination by the nomination TTL from now; it
-// does nothing when the pod has none.
-func (c *Cluster) Renew(pod types.UID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, ok := c.nominations[pod]
-	if !ok || !c.clk.Now().Before(n.expires) {
-		return
-	}
-	n.expires = c.clk.Now().Add(c.nominationTTL)
-	c.nominations[pod] = n
-}
-
 // Nominated returns the target pod was nominated to, if the nomination holds.
 func (c *Cluster) Nominated(pod types.UID) (string, bool) {
 	c.mu.Lock()

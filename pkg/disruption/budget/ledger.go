@@ -53,18 +53,27 @@ func Count(claims []*nsv1.NodeClaim, nodeOf func(*nsv1.NodeClaim) *corev1.Node, 
 // Disrupting reports whether a claim is on its way out: deleted, marked by
 // a disruption command, acted on by the caller lately (recent), or marked
 // by an interruption notice that deletes it whatever the budgets say. A
-// rebalance recommendation's mark is not one: such a node stays until its
-// budget (reason Rebalance) or a later notice lets it go.
+// rebalance recommendation's mark is not one, nor a command that holds its
+// candidate for one (prespin: the replacement is launched, the node stays
+// until an interruption follows): such a node stays until its budget
+// (reason Rebalance) or a later notice lets it go.
 func Disrupting(c *nsv1.NodeClaim, recent func(claim string) bool) bool {
-	if !c.DeletionTimestamp.IsZero() || c.Annotations[nsv1.AnnotationDisruptionCommand] != "" || (recent != nil && recent(c.Name)) {
+	if !c.DeletionTimestamp.IsZero() || (recent != nil && recent(c.Name)) {
 		return true
 	}
+	rebalance := false
 	for _, cond := range c.Status.Conditions {
-		if cond.Type == nsv1.ConditionDisrupting {
-			return cond.Status == metav1.ConditionTrue && cond.Reason != nsv1.DisruptingReasonRebalanceRecommendation
+		if cond.Type == nsv1.ConditionDisrupting && cond.Status == metav1.ConditionTrue {
+			if cond.Reason != nsv1.DisruptingReasonRebalanceRecommendation {
+				return true
+			}
+			rebalance = true
 		}
 	}
-	return false
+	if c.Annotations[nsv1.AnnotationDisruptionCommand] == "" {
+		return false
+	}
+	return !rebalance || c.Annotations[nsv1.AnnotationDisruptionHold] != "true"
 }
 
 // notReady reports whether the node reports its Ready condition as False

@@ -15,6 +15,7 @@ type claimState struct {
 	launching    bool   // no Initialized condition yet (a replacement in flight)
 	deleting     bool   // deletionTimestamp set
 	command      bool   // marked by a disruption command
+	hold         bool   // the command holds its candidate (prespin)
 	mark         string // Disrupting condition's reason, if marked by the interruption handler
 	notReady     bool   // its node's Ready condition is False
 	recent       bool   // the caller acted on it lately
@@ -40,6 +41,9 @@ func testClaims(states []claimState) ([]*nsv1.NodeClaim, map[string]*corev1.Node
 		}
 		if s.command {
 			c.Annotations[nsv1.AnnotationDisruptionCommand] = "cmd-1"
+		}
+		if s.hold {
+			c.Annotations[nsv1.AnnotationDisruptionHold] = "true"
 		}
 		if s.mark != "" {
 			c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: nsv1.ConditionDisrupting, Status: metav1.ConditionTrue, Reason: s.mark})
@@ -77,6 +81,12 @@ func TestCount(t *testing.T) {
 		{name: "no Ready condition yet is not lost", states: append(ready(2), claimState{noNodeStatus: true}), want: Ledger{Nodes: 3}},
 		{name: "a spot interruption's mark is disrupting", states: append(ready(2), claimState{mark: nsv1.DisruptingReasonSpotInterruption}), want: Ledger{Nodes: 3, Disrupting: 1}},
 		{name: "a rebalance recommendation's mark is not", states: append(ready(2), claimState{mark: nsv1.DisruptingReasonRebalanceRecommendation}), want: Ledger{Nodes: 3}},
+		{name: "a prespin command holding its rebalance-marked candidate is not disrupting",
+			states: append(ready(2), claimState{command: true, hold: true, mark: nsv1.DisruptingReasonRebalanceRecommendation}), want: Ledger{Nodes: 3}},
+		{name: "a rebalance command in drain mode is",
+			states: append(ready(2), claimState{command: true, mark: nsv1.DisruptingReasonRebalanceRecommendation}), want: Ledger{Nodes: 3, Disrupting: 1}},
+		{name: "a held command whose candidate then got the interruption warning is",
+			states: append(ready(2), claimState{command: true, hold: true, mark: nsv1.DisruptingReasonSpotInterruption}), want: Ledger{Nodes: 3, Disrupting: 1}},
 		{name: "deleting and not Ready count once", states: append(ready(2), claimState{deleting: true, notReady: true}), want: Ledger{Nodes: 3, Disrupting: 1}},
 		{name: "other pools apart", states: append(ready(2), claimState{otherPool: true, deleting: true}), want: Ledger{Nodes: 2}},
 	}
