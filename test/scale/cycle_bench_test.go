@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -28,6 +29,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider/fake"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
+	nsevents "github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/provisioner"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
@@ -177,7 +179,9 @@ func benchmarkCycle(b *testing.B, f fleet) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		b.Logf("peak RSS not reset (%v): it includes building the fleet", err)
 	}
-	rec, _ := controllertest.Recorder(clk)
+	// Events are dropped (a FakeRecorder without a channel): the test
+	// harness's buffered one would block once 1,000 were unread.
+	rec := nsevents.NewRecorder(&events.FakeRecorder{}, clk, time.Minute)
 	m := controllertest.Metrics()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
