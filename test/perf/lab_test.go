@@ -413,6 +413,9 @@ func (p *controllerProc) stop() {
 }
 
 func (p *controllerProc) tail(n int) string {
+	if p == nil {
+		return "(no controller running)"
+	}
 	b, _ := os.ReadFile(p.log)
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > n {
