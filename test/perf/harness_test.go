@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"regexp"
 	"runtime"
@@ -103,17 +104,14 @@ type result struct {
 	scaleOut time.Duration
 	disrupt  time.Duration // consolidation or drift; zero when none
 	done     bool
-	nodes    int // after the scale-out
-	nodesEnd int // after the disruption
-	p95MB    float64
-	peakMB   float64
-	cores    float64
+	nodes    int     // after the scale-out
+	nodesEnd int     // after the disruption
+	use      usage   // the controller over the whole run
 	cpuUtil  float64 // at the scale-out's end
 	memUtil  float64
-	// The controller's figures over the scale-out alone.
-	outP95MB, outPeakMB, outCores float64
-	note                          string
-	load                          string // /proc/loadavg at the end
+	outUse   usage // the controller over the scale-out alone
+	note     string
+	load     string // /proc/loadavg at the end
 }
 
 // measured is the figure a scenario's time limit applies to.
@@ -168,7 +166,7 @@ func runScenario(t *testing.T, sc scenario, run int) result {
 	r.scaleOut = time.Since(start)
 	r.nodes = len(poolNodes(t))
 	r.cpuUtil, r.memUtil = utilisation(t)
-	r.outP95MB, r.outPeakMB, r.outCores = mon.snapshot()
+	r.outUse = mon.snapshot()
 	t.Logf("%s: %d pods Running on %d nodes %s after the Deployments; reserved cpu %.0f %%, memory %.0f %%",
 		sc.title, want, r.nodes, r.scaleOut.Round(100*time.Millisecond), 100*r.cpuUtil, 100*r.memUtil)
 
@@ -243,11 +241,11 @@ func runScenario(t *testing.T, sc scenario, run int) result {
 		r.note = fmt.Sprintf("%d nodes replaced by %d", len(before), r.nodesEnd)
 	}
 	r.done = true
-	r.p95MB, r.peakMB, r.cores = mon.end()
+	r.use = mon.end()
 	r.load = loadAvg()
 	record(r)
-	t.Logf("%s run %d: time %s (scale-out %s), controller RSS P95 %.0f MB / peak %.0f MB, CPU %.2f cores, load %s",
-		sc.title, run, r.measured().Round(time.Second), r.scaleOut.Round(time.Second), r.p95MB, r.peakMB, r.cores, r.load)
+	t.Logf("%s run %d: time %s (scale-out %s), controller heap P95 %.0f MB, RSS P95 %.0f MB / peak %.0f MB, CPU %.2f cores, load %s",
+		sc.title, run, r.measured().Round(time.Second), r.scaleOut.Round(time.Second), r.use.heapP95, r.use.rssP95, r.use.rssPeak, r.use.cores, r.load)
 	checkLimits(t, r)
 	return r
 }
@@ -258,11 +256,14 @@ func checkLimits(t *testing.T, r result) {
 	if got := r.measured(); l.time > 0 && got >= l.time {
 		t.Errorf("%s: %s, Karpenter's limit is %s", r.sc.title, got.Round(time.Second), l.time)
 	}
-	if l.memMB > 0 && r.p95MB >= l.memMB {
-		t.Errorf("%s: controller P95 RSS %.0f MB, Karpenter's limit is %.0f MB", r.sc.title, r.p95MB, l.memMB)
+	if l.memMB > 0 && r.use.heapP95 == 0 {
+		t.Errorf("%s: no sample of the controller's heap (go_memstats_heap_inuse_bytes from %s)", r.sc.title, lab.controller.metrics)
 	}
-	if l.cores > 0 && r.cores >= l.cores {
-		t.Errorf("%s: controller CPU %.2f cores, Karpenter's limit is %.2f", r.sc.title, r.cores, l.cores)
+	if l.memMB > 0 && r.use.heapP95 >= l.memMB {
+		t.Errorf("%s: controller P95 heap in use %.0f MB, Karpenter's limit is %.0f MB", r.sc.title, r.use.heapP95, l.memMB)
+	}
+	if l.cores > 0 && r.use.cores >= l.cores {
+		t.Errorf("%s: controller CPU %.2f cores, Karpenter's limit is %.2f", r.sc.title, r.use.cores, l.cores)
 	}
 	if l.cpuUtil > 0 && r.cpuUtil <= l.cpuUtil {
 		t.Errorf("%s: reserved CPU %.1f %%, Karpenter's limit is > %.0f %%", r.sc.title, 100*r.cpuUtil, 100*l.cpuUtil)
@@ -526,7 +527,8 @@ type monitor struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	on      bool
-	samples []float64 // MB
+	samples []float64 // VmRSS, MB
+	heap    []float64 // go_memstats_heap_inuse_bytes, MB
 	cpu0    time.Duration
 	t0      time.Time
 }
@@ -545,13 +547,16 @@ func startMonitor(p *controllerProc) *monitor {
 			case <-p.done:
 				return
 			case <-tick.C:
-				if kb := statusKB(p.pid(), "VmRSS"); kb > 0 {
-					m.mu.Lock()
-					if m.on {
-						m.samples = append(m.samples, float64(kb)*1024/1e6)
-					}
-					m.mu.Unlock()
+				kb := statusKB(p.pid(), "VmRSS")
+				heap := heapInuse(p.metrics)
+				m.mu.Lock()
+				if m.on && kb > 0 {
+					m.samples = append(m.samples, float64(kb)*1024/1e6)
 				}
+				if m.on && heap > 0 {
+					m.heap = append(m.heap, heap/1e6)
+				}
+				m.mu.Unlock()
 			}
 		}
 	}()
@@ -565,28 +570,64 @@ func (m *monitor) begin() {
 	m.on, m.t0, m.cpu0 = true, time.Now(), procCPU(m.p.pid())
 }
 
-// end closes the window: P95 and peak RSS in MB, CPU in cores averaged
-// over the window.
-func (m *monitor) end() (p95, peak, cores float64) {
-	p95, peak, cores = m.snapshot()
+// usage is the controller's figures over a window: P95 of its Go heap in
+// use (what Karpenter's memory limits bound), P95 and peak (VmHWM) of its
+// resident memory, all in MB, and its CPU in cores averaged over the window.
+type usage struct {
+	heapP95, rssP95, rssPeak, cores float64
+}
+
+// end closes the window.
+func (m *monitor) end() usage {
+	u := m.snapshot()
 	m.mu.Lock()
 	m.on = false
 	m.mu.Unlock()
-	return p95, peak, cores
+	return u
 }
 
 // snapshot is end's figures so far, leaving the window open.
-func (m *monitor) snapshot() (p95, peak, cores float64) {
+func (m *monitor) snapshot() usage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	cores = (procCPU(m.p.pid()) - m.cpu0).Seconds() / time.Since(m.t0).Seconds()
-	peak = float64(statusKB(m.p.pid(), "VmHWM")) * 1024 / 1e6
-	s := append([]float64(nil), m.samples...)
-	sort.Float64s(s)
-	if len(s) > 0 {
-		p95 = s[(len(s)*95+99)/100-1]
+	return usage{
+		heapP95: p95(m.heap),
+		rssP95:  p95(m.samples),
+		rssPeak: float64(statusKB(m.p.pid(), "VmHWM")) * 1024 / 1e6,
+		cores:   (procCPU(m.p.pid()) - m.cpu0).Seconds() / time.Since(m.t0).Seconds(),
 	}
-	return p95, peak, cores
+}
+
+func p95(samples []float64) float64 {
+	s := append([]float64(nil), samples...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[(len(s)*95+99)/100-1]
+}
+
+var heapRE = regexp.MustCompile(`(?m)^go_memstats_heap_inuse_bytes ([0-9.e+]+)$`)
+
+// heapInuse scrapes the controller's go_memstats_heap_inuse_bytes (0 when
+// it cannot be read, e.g. before the metrics server listens).
+func heapInuse(url string) float64 {
+	cl := http.Client{Timeout: 2 * time.Second}
+	resp, err := cl.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0
+	}
+	mm := heapRE.FindSubmatch(b)
+	if mm == nil {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(string(mm[1]), 64)
+	return v
 }
 
 func (m *monitor) stop() {
@@ -655,8 +696,8 @@ func printTable(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "\nKarpenter's performance suite against Nodesmith (lab: real control plane, KWOK, simulated AWS; boot delay %s; %d cores)\n\n", bootDelay, runtime.NumCPU())
-	fmt.Fprintln(w, "| scenario | run | Karpenter limit | our goal | time (scale-out) | nodes | controller RSS P95 / peak | CPU cores | reserved cpu / mem | load avg | notes |")
-	fmt.Fprintln(w, "|---|---:|---|---|---|---:|---|---:|---|---|---|")
+	fmt.Fprintln(w, "| scenario | run | Karpenter limit | our goal | time (scale-out) | nodes | controller heap P95 | RSS P95 / peak | CPU cores | reserved cpu / mem | load avg | notes |")
+	fmt.Fprintln(w, "|---|---:|---|---|---|---:|---:|---|---:|---|---|---|")
 	for _, r := range results {
 		l := r.sc.limit
 		lim := fmt.Sprintf("< %s", fmtDur(l.time))
@@ -679,8 +720,8 @@ func printTable(w io.Writer) {
 		if r.nodesEnd > 0 {
 			nodes += " → " + strconv.Itoa(r.nodesEnd)
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.0f / %.0f MB | %.2f | %.0f %% / %.0f %% | %s | %s |\n",
-			r.sc.title, r.run, lim, goal, t, nodes, r.p95MB, r.peakMB, r.cores, 100*r.cpuUtil, 100*r.memUtil, r.load, r.note)
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.0f MB | %.0f / %.0f MB | %.2f | %.0f %% / %.0f %% | %s | %s |\n",
+			r.sc.title, r.run, lim, goal, t, nodes, r.use.heapP95, r.use.rssP95, r.use.rssPeak, r.use.cores, 100*r.cpuUtil, 100*r.memUtil, r.load, r.note)
 	}
 	fmt.Fprintln(w)
 }

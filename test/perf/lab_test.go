@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -363,9 +364,10 @@ func (b *bridge) run(ctx context.Context) {
 
 // controllerProc is the controller binary running against the lab.
 type controllerProc struct {
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
+	cmd     *exec.Cmd
+	log     string
+	metrics string // its Prometheus endpoint
+	done    chan struct{}
 }
 
 // restartController stops the running controller, if any, and starts a
@@ -378,12 +380,19 @@ func (l *perfLab) restartController() error {
 	if err != nil {
 		return err
 	}
+	// Its metrics (the Go runtime's heap among them) on a free loopback port.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	metricsAddr := ln.Addr().String()
+	ln.Close()
 	args := append(append([]string(nil), l.args...),
 		"--kubeconfig="+l.kubeconfig,
 		"--aws-region="+region,
 		"--aws-endpoint="+l.awsURL,
 		"--leader-elect=false",
-		"--metrics-bind-address=0",
+		"--metrics-bind-address="+metricsAddr,
 		"--health-probe-bind-address=0",
 	)
 	cmd := exec.Command(l.binary, args...)
@@ -394,7 +403,7 @@ func (l *perfLab) restartController() error {
 		logf.Close()
 		return fmt.Errorf("starting the controller: %w", err)
 	}
-	p := &controllerProc{cmd: cmd, log: logf.Name(), done: make(chan struct{})}
+	p := &controllerProc{cmd: cmd, log: logf.Name(), metrics: "http://" + metricsAddr + "/metrics", done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
 	l.controller = p
 	return nil

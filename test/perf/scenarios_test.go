@@ -145,7 +145,7 @@ func runBasicAndConsolidation(t *testing.T, run int) {
 	}
 	basic := r
 	basic.sc, basic.disrupt, basic.nodesEnd, basic.note = scBasic, 0, 0, ""
-	basic.p95MB, basic.peakMB, basic.cores = r.outP95MB, r.outPeakMB, r.outCores
+	basic.use = r.outUse
 	record(basic)
 	checkLimits(t, basic)
 }
