@@ -495,11 +495,18 @@ func cleanup(t *testing.T) {
 		}
 		return nil
 	})
-	if err := c.DeleteAllOf(ctx, &nsv1.NodeClaim{}, client.MatchingLabels{nsv1.LabelNodePool: poolName}); err != nil {
-		t.Errorf("deleting the nodeclaims: %v", err)
-	}
+	// One by one, and again for any a failed call left: a single
+	// deletecollection over a thousand claims can outlast the request.
 	waitFor(t, 10*time.Minute, "the pool's nodes gone", func() error {
-		if n := len(claims(t)); n > 0 {
+		left := claims(t)
+		for i := range left {
+			if left[i].DeletionTimestamp.IsZero() {
+				if err := c.Delete(ctx, &left[i]); client.IgnoreNotFound(err) != nil {
+					return fmt.Errorf("deleting nodeclaim %s: %w", left[i].Name, err)
+				}
+			}
+		}
+		if n := len(left); n > 0 {
 			return fmt.Errorf("%d nodeclaims left", n)
 		}
 		if n := len(poolNodes(t)); n > 0 {
