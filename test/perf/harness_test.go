@@ -167,6 +167,8 @@ func runScenario(t *testing.T, sc scenario, run int) result {
 	r.nodes = len(poolNodes(t))
 	r.cpuUtil, r.memUtil = utilisation(t)
 	r.outUse = mon.snapshot()
+	t.Logf("%s: over the scale-out the controller's heap in use P95 %.0f MB, RSS P95 %.0f MB / peak %.0f MB, CPU %.2f cores",
+		sc.title, r.outUse.heapP95, r.outUse.rssP95, r.outUse.rssPeak, r.outUse.cores)
 	t.Logf("%s: %d pods Running on %d nodes %s after the Deployments; reserved cpu %.0f %%, memory %.0f %%",
 		sc.title, want, r.nodes, r.scaleOut.Round(100*time.Millisecond), 100*r.cpuUtil, 100*r.memUtil)
 
