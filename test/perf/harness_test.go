@@ -252,20 +252,36 @@ func runScenario(t *testing.T, sc scenario, run int) result {
 	return r
 }
 
-// checkLimits fails t where Karpenter's suite would fail.
+// assertLimits: every limit of Karpenter's suite fails the test. The perf
+// build (make perf) sets it. Without it (make test, on CI's two cores beside
+// the e2e lab) time, memory and CPU are measured and logged against the
+// limits but not asserted — performance targets are not timed asserts in
+// make test — while utilisation, how well the plan packs, which the
+// machine's load does not decide, is asserted either way.
+var assertLimits = false
+
+// checkLimits fails t where Karpenter's suite would fail (time, memory and
+// CPU only under assertLimits).
 func checkLimits(t *testing.T, r result) {
+	t.Helper()
+	perf := t.Errorf
+	if !assertLimits {
+		perf = func(format string, args ...any) {
+			t.Logf("over Karpenter's limit (asserted by make perf): "+format, args...)
+		}
+	}
 	l := r.sc.limit
 	if got := r.measured(); l.time > 0 && got >= l.time {
-		t.Errorf("%s: %s, Karpenter's limit is %s", r.sc.title, got.Round(time.Second), l.time)
+		perf("%s: %s, Karpenter's limit is %s", r.sc.title, got.Round(time.Second), l.time)
 	}
 	if l.memMB > 0 && r.use.heapP95 == 0 {
 		t.Errorf("%s: no sample of the controller's heap (go_memstats_heap_inuse_bytes from %s)", r.sc.title, lab.controller.metrics)
 	}
 	if l.memMB > 0 && r.use.heapP95 >= l.memMB {
-		t.Errorf("%s: controller P95 heap in use %.0f MB, Karpenter's limit is %.0f MB", r.sc.title, r.use.heapP95, l.memMB)
+		perf("%s: controller P95 heap in use %.0f MB, Karpenter's limit is %.0f MB", r.sc.title, r.use.heapP95, l.memMB)
 	}
 	if l.cores > 0 && r.use.cores >= l.cores {
-		t.Errorf("%s: controller CPU %.2f cores, Karpenter's limit is %.2f", r.sc.title, r.use.cores, l.cores)
+		perf("%s: controller CPU %.2f cores, Karpenter's limit is %.2f", r.sc.title, r.use.cores, l.cores)
 	}
 	if l.cpuUtil > 0 && r.cpuUtil <= l.cpuUtil {
 		t.Errorf("%s: reserved CPU %.1f %%, Karpenter's limit is > %.0f %%", r.sc.title, 100*r.cpuUtil, 100*l.cpuUtil)

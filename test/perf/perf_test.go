@@ -9,6 +9,9 @@ import (
 	"testing"
 )
 
+// make perf holds every scenario to all of Karpenter's limits.
+func init() { assertLimits = true }
+
 // TestPerfKarpenterSuite runs every scenario of Karpenter's performance
 // suite against the controller, three times each (once for the two long
 // ones, hostname spread XL and drift), and the table is printed when the
