@@ -16,7 +16,7 @@ TEST_TIMEOUT ?= 40m
 # Platforms of make image (comma-separated os/arch).
 PLATFORMS ?= linux/amd64,linux/arm64
 
-.PHONY: all run test unit tools generate verify tidy vet fmt purity build image bench clean
+.PHONY: all run test unit perf tools generate verify tidy vet fmt purity build image bench clean
 
 all: build
 
@@ -36,6 +36,12 @@ unit:
 	KUBEBUILDER_ASSETS=$(K8S_ASSETS) NODESMITH_KWOK=$(shell tools/build.sh --path kwok)/kwok \
 	  NODESMITH_HELM=$(shell tools/build.sh --path helm)/helm \
 	  $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## perf: Karpenter's performance scenarios in the lab (test/perf) and the simulator's, build tag perf; prints the table
+perf: tools
+	KUBEBUILDER_ASSETS=$(K8S_ASSETS) NODESMITH_KWOK=$(shell tools/build.sh --path kwok)/kwok \
+	  NODESMITH_HELM=$(shell tools/build.sh --path helm)/helm \
+	  $(GO) test -tags perf -count=1 -timeout 180m -run '^TestPerf' -v ./test/perf/... ./pkg/simulator/...
 
 ## generate: deepcopy functions and CRDs from the API types
 generate:
