@@ -215,10 +215,13 @@ func (w *working) build() {
 		ni := &nodeInfo{name: n.Name, claim: claim, node: n, pool: w.poolObjs[claim.Labels[nsv1.LabelNodePool]], pods: snap.PodsByNode[n.Name]}
 		ni.counted = budget.Disrupting(claim, in.Disrupting)
 		inCommand := claim.Annotations[nsv1.AnnotationDisruptionCommand] != ""
-		// A candidate of a command in progress is no candidate again, also
-		// one a prespin command holds (which does not use up the budget
-		// while it waits: that may take hours).
-		ni.disrupting = ni.counted || inCommand
+		held := inCommand && claim.Annotations[nsv1.AnnotationDisruptionHold] == "true"
+		// A candidate of a command in progress is no candidate again,
+		// except one a prespin command holds (which does not use up the
+		// budget while it waits, maybe for hours, for an interruption that
+		// may never come): drift and expiry still replace it, as they
+		// would any node; consolidation leaves it, as every marked node.
+		ni.disrupting = ni.counted || (inCommand && !held)
 		ni.marked = provisioning.Disrupted(claim)
 		ni.awaiting = interruption.MarkOf(claim).Marked() && claim.DeletionTimestamp.IsZero() && !inCommand &&
 			(in.Disrupting == nil || !in.Disrupting(claim.Name))

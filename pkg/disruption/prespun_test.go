@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
@@ -191,5 +192,52 @@ func TestHeldCommand(t *testing.T) {
 	}
 	if got := plan.Allowed["p"][nsv1.DisruptionReasonEmpty]; got != 1 {
 		t.Errorf("pool p allows %d more, want 1: a held candidate does not use up the budget", got)
+	}
+}
+
+// A node a prespin command holds waits for an interruption that may never
+// come; drift and expiry do not wait with it. An expired held node is
+// replaced at once (forced); a drifted one within the budget, as any other
+// drifted node. Consolidation still leaves it.
+func TestHeldNodeStillDriftsAndExpires(t *testing.T) {
+	const od = nsv1.CapacityTypeOnDemand
+	held := func(w *world, opts ...nodeOpt) {
+		a := w.node("p", "small", "zone-a", od, append([]nodeOpt{markedForRebalance,
+			claimAnnotation(nsv1.AnnotationDisruptionCommand, "d-1"), claimAnnotation(nsv1.AnnotationDisruptionReplacements, "p-02"),
+			claimAnnotation(nsv1.AnnotationDisruptionHold, "true")}, opts...)...)
+		w.pod(a, "1500m")
+		w.node("p", "small", "zone-a", od, lastPodEvent(time.Hour), claimAnnotation(nsv1.AnnotationReplacementFor, "d-1"))
+	}
+	for _, tc := range []struct {
+		name  string
+		build func() Input
+		want  string
+	}{
+		{name: "expired", want: "Expiration[p-01]", build: func() Input {
+			w := newWorld(pool("p", budgets(nsv1.Budget{Nodes: "0"})))
+			held(w, createdAgo(721*time.Hour))
+			return w.input()
+		}},
+		{name: "drifted", want: "Drift[p-01]", build: func() Input {
+			w := newWorld(pool("p", budgets(nsv1.Budget{Nodes: "1"})))
+			held(w)
+			w.classes["default"].Status.AMIs = []awsv1.AMI{{ID: "ami-2", Architecture: "amd64"}}
+			return w.input()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, err := Compute(tc.build())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := summaries(plan)
+			found := false
+			for _, s := range got {
+				found = found || strings.HasPrefix(s, tc.want)
+			}
+			if !found {
+				t.Errorf("actions %v, want %s: the held node is %s", got, tc.want, tc.name)
+			}
+		})
 	}
 }

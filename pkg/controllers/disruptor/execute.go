@@ -96,6 +96,10 @@ func (c *Controller) startCommand(ctx context.Context, snap *state.Snapshot, a *
 		claim.Annotations[nsv1.AnnotationDisruptionStarted] = now.UTC().Format(time.RFC3339)
 		if a.Hold {
 			claim.Annotations[nsv1.AnnotationDisruptionHold] = "true"
+		} else {
+			// A node a prespin command held, now drifted or expired: the
+			// new command replaces the hold.
+			delete(claim.Annotations, nsv1.AnnotationDisruptionHold)
 		}
 		if err := c.kube.Patch(ctx, claim, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 			return fmt.Errorf("marking nodeclaim %s for disruption: %w", claim.Name, err)

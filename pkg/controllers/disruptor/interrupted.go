@@ -40,11 +40,17 @@ func (c *Controller) rebalanceMode() interruption.RebalanceMode {
 	return interruption.DefaultRebalanceMode
 }
 
-// interrupted reports whether one of the command's candidates carries the
-// interruption handler's mark: advanceInterrupted carries it on.
+// interrupted reports whether advanceInterrupted carries the command on:
+// it is the interruption step's own command, or one of its candidates was
+// marked with a deadline (a notice that takes the instance) after another
+// method's command started. A drift or expiry command over a node a
+// prespin command held — marked for a rebalance recommendation only — is
+// an ordinary command: nothing holds it.
 func interrupted(cmd *command) bool {
+	own := cmd.reason == string(nsv1.DisruptionReasonInterrupted) || cmd.reason == string(nsv1.DisruptionReasonRebalance)
 	for _, cl := range cmd.candidates {
-		if interruption.MarkOf(cl).Marked() {
+		m := interruption.MarkOf(cl)
+		if m.Marked() && (own || m.Reason != nsv1.DisruptingReasonRebalanceRecommendation) {
 			return true
 		}
 	}
