@@ -140,11 +140,9 @@ func (x *interruptions) command(claim string, counts []output.Replacement) []out
 		pods[c.Target] = c.Pods
 	}
 	var out []output.Replacement
-	if names := cur.Annotations[nsv1.AnnotationDisruptionReplacements]; names != "" {
-		for _, name := range strings.Split(names, ",") {
-			out = append(out, output.Replacement{Target: name, Pods: pods[name], NewNode: true})
-			delete(pods, name)
-		}
+	for _, name := range cur.DisruptionReplacements() {
+		out = append(out, output.Replacement{Target: name, Pods: pods[name], NewNode: true})
+		delete(pods, name)
 	}
 	running := 0
 	for _, n := range pods {

@@ -39,9 +39,7 @@ func commands(snap *state.Snapshot) []*command {
 		cmd := byID[id]
 		if cmd == nil {
 			cmd = &command{id: id, reason: cl.Annotations[nsv1.AnnotationDisruptionReason]}
-			if v := cl.Annotations[nsv1.AnnotationDisruptionReplacements]; v != "" {
-				cmd.replacements = strings.Split(v, ",")
-			}
+			cmd.replacements = cl.DisruptionReplacements()
 			// An unreadable start time counts as long ago: the command
 			// times out rather than waiting for ever.
 			cmd.started, _ = time.Parse(time.RFC3339, cl.Annotations[nsv1.AnnotationDisruptionStarted])

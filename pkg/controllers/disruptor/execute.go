@@ -91,7 +91,7 @@ func (c *Controller) startCommand(ctx context.Context, snap *state.Snapshot, a *
 			claim.Annotations = map[string]string{}
 		}
 		claim.Annotations[nsv1.AnnotationDisruptionCommand] = id
-		claim.Annotations[nsv1.AnnotationDisruptionReplacements] = strings.Join(names, ",")
+		claim.SetDisruptionReplacements(names)
 		claim.Annotations[nsv1.AnnotationDisruptionReason] = string(a.Reason)
 		claim.Annotations[nsv1.AnnotationDisruptionStarted] = now.UTC().Format(time.RFC3339)
 		if a.Hold {
