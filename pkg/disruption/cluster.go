@@ -337,22 +337,7 @@ func (w *working) commit(a *Action, plan *scheduling.Plan) {
 	}
 	if plan != nil {
 		for _, nom := range plan.Nominations {
-			en, ok := w.base[nom.Node]
-			if !ok {
-				continue
-			}
-			cp := *en
-			cp.Pods = append(append(make([]*corev1.Pod, 0, len(en.Pods)+1), en.Pods...), nom.Pod)
-			w.base[nom.Node] = &cp
-			if c, ok := w.compactCache[nom.Node]; ok {
-				w.compactCache[nom.Node] = w.compactedPlus(c, nom.Pod)
-			}
-			if n := w.byNode[nom.Node]; n != nil {
-				n.received = true
-				// Copies: the slices may be the snapshot's.
-				n.pods = append(append(make([]*corev1.Pod, 0, len(n.pods)+1), n.pods...), nom.Pod)
-				n.movable = append(append(make([]*corev1.Pod, 0, len(n.movable)+1), n.movable...), nom.Pod)
-			}
+			w.takeRoom(nom.Node, nom.Pod, true)
 		}
 	}
 	for _, r := range a.Replacements {

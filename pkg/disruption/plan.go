@@ -39,6 +39,9 @@ func compute(in Input) (*Plan, *working, error) {
 	out := &Plan{
 		Candidates: map[nsv1.DisruptionReason]int{}, Allowed: w.budgets.allowance(), BudgetErrors: w.budgets.errs,
 	}
+	if err := w.reserveInProgress(); err != nil {
+		return nil, nil, err
+	}
 	pdbs := pdbViews(in.Snapshot.PDBs)
 	// The interruption handler's marks come first: their instances go
 	// away whatever else the plan would do (interrupt.go).
