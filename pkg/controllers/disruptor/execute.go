@@ -57,11 +57,24 @@ func (c *Controller) execute(ctx context.Context, snap *state.Snapshot, a *disru
 	}
 	for _, cand := range a.Candidates {
 		// A copy: the snapshot's objects are the cache's.
-		if err := c.kube.Delete(ctx, cand.Claim.DeepCopy()); client.IgnoreNotFound(err) != nil {
+		claim := cand.Claim.DeepCopy()
+		if a.Method == disruption.MethodRepair {
+			// Repair ends the drain at once (Action.Deadline is now): a
+			// broken node's evictions may never complete.
+			if err := c.terminateBy(ctx, claim, a.Deadline); err != nil {
+				return err
+			}
+		}
+		if err := c.kube.Delete(ctx, claim); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting nodeclaim %s (%s): %w", cand.Claim.Name, a.Reason, err)
 		}
 		c.markRecent(cand.Claim.Name, now)
 		c.recorder.Publish(events.Disrupting(cand.Claim, string(a.Reason), a.Message))
+		if a.Method == disruption.MethodRepair {
+			c.metrics.Disruption.Repairs.WithLabelValues(cand.NodePool, a.Condition).Inc()
+			msg := fmt.Sprintf("%s %s; replacing it", cand.Node.Name, cand.Why)
+			c.recorder.Publish(events.Repairing(cand.Claim, msg), events.Repairing(cand.Node, msg))
+		}
 		if a.Method == disruption.MethodInterruption {
 			c.recorder.Publish(events.ReplacementPlanned(cand.Claim, fmt.Sprintf("%s; no new node needed (%d to move): %s", cand.Why, len(a.Pods), replacementSummary(a, nil))))
 			c.recorder.Publish(events.InterruptionDrain(cand.Claim, "draining: "+a.Message))
