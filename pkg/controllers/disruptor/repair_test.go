@@ -92,7 +92,8 @@ func TestRepairReplacesANotReadyNodePastItsToleration(t *testing.T) {
 // nodes NotReady past the toleration is more than 20 % (1 of 5): neither
 // is repaired and each says why; once one is Ready again, the other is.
 func TestRepairWaitsWhileMoreThanAFifthOfThePoolIsUnhealthy(t *testing.T) {
-	f := repairFixture(t, nil)
+	// The pool consolidates nothing: no voluntary plan awaits validation.
+	f := repairFixture(t, func(p *nsv1.NodePool) { p.Spec.Disruption.ConsolidateAfter = nsv1.MustParseNillableDuration("Never") })
 	var nodes []string
 	for i := 0; i < 5; i++ {
 		n := f.node("small", nil)
