@@ -123,3 +123,27 @@ func TestRepairWaitsWhileMoreThanAFifthOfThePoolIsUnhealthy(t *testing.T) {
 		t.Fatal("the node that is Ready again was disrupted")
 	}
 }
+
+// TestRepairDoesNotWaitForAPendingPlan: a consolidation awaits its 15 s
+// validation when a node's toleration ends; the repair is carried out in
+// the next step, not after the validation.
+func TestRepairDoesNotWaitForAPendingPlan(t *testing.T) {
+	f := repairFixture(t, nil)
+	idle := f.node("large", nil) // empty: its emptiness awaits validation
+	sick := f.node("small", nil)
+	f.pod(sick, "1")
+	f.pod(f.node("small", nil), "1500m")
+	f.setReady(sick, corev1.ConditionUnknown, f.clk.Now().Add(-30*time.Minute+5*time.Second))
+	f.step()
+	if f.c.pending == nil || f.deleting(idle) {
+		t.Fatal("no voluntary plan awaits validation: the test needs one")
+	}
+	f.clk.Step(5 * time.Second)
+	f.step()
+	if !f.deleting(sick) {
+		t.Fatal("the repair waited for the pending plan's validation")
+	}
+	if f.deleting(idle) {
+		t.Error("the pending plan was carried out before its validation")
+	}
+}
