@@ -226,6 +226,13 @@ const (
 // uses up the pool's allowance for the other reasons while it drains.
 const DisruptionReasonInterrupted DisruptionReason = "Interrupted"
 
+// DisruptionReasonUnhealthy is the reason of node repair (the NodeRepair
+// feature gate): a node condition — Ready, or one a node monitoring agent
+// sets — has been unhealthy for longer than its toleration. It is no
+// budget reason: repair is forceful, as in Karpenter, and still uses up
+// the pool's allowance for the other reasons while the node goes.
+const DisruptionReasonUnhealthy DisruptionReason = "Unhealthy"
+
 // DisruptionReasons are the reasons budgets hold, in the order disruption
 // considers them. Expired is not one: expiry is forceful, as in Karpenter
 // v1 (an expired node goes whatever the budgets say, and still uses up

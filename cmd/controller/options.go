@@ -151,7 +151,7 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 	str(&o.HealthAddr, "health-probe-bind-address", "HEALTH_PROBE_BIND_ADDRESS", ":8081", "health and readiness probe address")
 	str(&o.LeaderElectionNS, "leader-election-namespace", "POD_NAMESPACE", "kube-system", "namespace of the leader election lease")
 	str(&o.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info or error")
-	str(&gates, "feature-gates", "FEATURE_GATES", "", "feature switches, e.g. SpotToSpotConsolidation=true")
+	str(&gates, "feature-gates", "FEATURE_GATES", "", "feature switches, e.g. SpotToSpotConsolidation=true,NodeRepair=true")
 	dur(&o.RegistrationTimeout, "registration-timeout", "REGISTRATION_TIMEOUT", lifecycle.DefaultTimeouts().Registration, "a launched instance whose node does not register in time is terminated")
 	dur(&o.GCInterval, "gc-interval", "GC_INTERVAL", 30*time.Second, "how often cloud instances are reconciled against NodeClaims")
 	dur(&o.GCGrace, "gc-grace", "GC_GRACE", 30*time.Second, "how old an unaccounted instance must be before it is terminated")
@@ -305,6 +305,9 @@ func parseGates(s string) (map[string]bool, error) {
 			return nil, fmt.Errorf("feature gate %s=%q: not a boolean", k, v)
 		}
 		out[k] = b
+	}
+	if err := controllers.CheckFeatureGates(out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

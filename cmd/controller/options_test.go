@@ -48,6 +48,20 @@ func TestParse(t *testing.T) {
 				}
 				return ""
 			}},
+		{name: "node repair gate", args: []string{"--cluster-name=lab", "--feature-gates=NodeRepair=true"},
+			check: func(o *Options) string {
+				if !o.FeatureGates["NodeRepair"] {
+					return "NodeRepair not applied"
+				}
+				return ""
+			}},
+		{name: "node repair off by default", args: []string{"--cluster-name=lab"},
+			check: func(o *Options) string {
+				if on, known := o.FeatureGates["NodeRepair"]; on || !known {
+					return "NodeRepair not a known gate, off by default"
+				}
+				return ""
+			}},
 		{name: "disruption settings", args: []string{"--cluster-name=lab", "--disruption-validation-delay=30s"}, env: map[string]string{"CONSOLIDATION_MIN_SAVINGS": "0.25"},
 			check: func(o *Options) string {
 				if o.DisruptionValidationDelay != 30*time.Second || o.ConsolidationMinSavings != 0.25 {
@@ -94,6 +108,7 @@ func TestParse(t *testing.T) {
 		{name: "no AWS attempts", args: []string{"--cluster-name=lab", "--aws-max-attempts=0"}, wantErr: "--aws-max-attempts"},
 		{name: "an attempt timeout inside SQS's long poll", args: []string{"--cluster-name=lab", "--aws-attempt-timeout=10s"}, wantErr: "--aws-attempt-timeout"},
 		{name: "the Emptiness gate says what replaced it", args: []string{"--cluster-name=lab", "--feature-gates=Emptiness=false"}, wantErr: `replaced by "Disruption"`},
+		{name: "node repair without disruption", args: []string{"--cluster-name=lab", "--feature-gates=NodeRepair=true,Disruption=false"}, wantErr: "NodeRepair=true needs Disruption=true"},
 		{name: "a savings share above 1", args: []string{"--cluster-name=lab", "--consolidation-min-savings=10"}, wantErr: "--consolidation-min-savings"},
 		{name: "a savings share that is no number", env: map[string]string{"CLUSTER_NAME": "lab", "CONSOLIDATION_MIN_SAVINGS": "ten percent"}, wantErr: "CONSOLIDATION_MIN_SAVINGS"},
 		{name: "cluster name required", wantErr: "--cluster-name"},

@@ -84,8 +84,9 @@ bound pod, the node it is on.`,
 
 func newExplainNodeCommand() *cobra.Command {
 	var (
-		out     *outputFlag
-		cluster *clusterFlags
+		out        *outputFlag
+		cluster    *clusterFlags
+		nodeRepair bool
 	)
 	cmd := &cobra.Command{
 		Use:   "node NAME",
@@ -100,7 +101,12 @@ that would disrupt the node (emptiness, drift, expiration, multi- or
 single-node consolidation, with its savings), or why the node is left (its
 skip reason: a budget, consolidateAfter, do-not-disrupt pods, a
 PodDisruptionBudget, pods with nowhere to go, no cheaper replacement...).
-Nodes no NodeClaim backs are never disrupted.`,
+Nodes no NodeClaim backs are never disrupted.
+
+A node whose Ready condition (or a condition the EKS node monitoring agent
+sets) is unhealthy gets a note saying since when and when node repair would
+replace it; --node-repair plans as a controller running with the NodeRepair
+feature gate (off by default, as in Karpenter), so the verdict is the repair.`,
 		Example: `  nodesmith explain node ip-10-0-12-34.ec2.internal
   nodesmith explain node ip-10-0-12-34.ec2.internal --snapshot cluster.yaml -o yaml`,
 		Args: cobra.ExactArgs(1),
@@ -112,7 +118,7 @@ Nodes no NodeClaim backs are never disrupted.`,
 			if err != nil {
 				return err
 			}
-			r, err := whatif.ExplainNode(snap, args[0], whatif.Options{})
+			r, err := whatif.ExplainNode(snap, args[0], whatif.Options{NodeRepair: nodeRepair})
 			if err != nil {
 				return err
 			}
@@ -124,6 +130,7 @@ Nodes no NodeClaim backs are never disrupted.`,
 		},
 	}
 	cluster = addClusterFlags(cmd, true)
+	cmd.Flags().BoolVar(&nodeRepair, "node-repair", false, "plan as a controller with the NodeRepair feature gate on (replace nodes unhealthy past their toleration)")
 	out = addOutputFlag(cmd, outTable, outTable, outYAML, outJSON)
 	return cmd
 }

@@ -103,7 +103,19 @@ func DefaultFeatureGates() map[string]bool {
 	return map[string]bool{
 		"SpotToSpotConsolidation": false,
 		"Disruption":              true,
+		// NodeRepair replaces nodes unhealthy past their toleration
+		// (pkg/disruption repair.go); alpha and off, as in Karpenter.
+		"NodeRepair": false,
 	}
+}
+
+// CheckFeatureGates refuses gates that do not go together: NodeRepair is a
+// method of the disruption controller and needs Disruption on.
+func CheckFeatureGates(g map[string]bool) error {
+	if g["NodeRepair"] && !g["Disruption"] {
+		return errors.New("feature gate NodeRepair=true needs Disruption=true: node repair is a method of the disruption controller")
+	}
+	return nil
 }
 
 // Set is every controller, declared for a driver to run.
@@ -120,6 +132,9 @@ func New(cfg Config) (*Set, error) {
 		return nil, errors.New("controllers need a client, a cloud provider, a clock, an event recorder and metrics")
 	}
 	o := cfg.Options
+	if err := CheckFeatureGates(o.FeatureGates); err != nil {
+		return nil, err
+	}
 	if o.NominationTTL <= 0 {
 		o.NominationTTL = provisioning.DefaultNominationTTL
 	}
@@ -169,6 +184,7 @@ func New(cfg Config) (*Set, error) {
 		plan := disruption.Options{
 			MinSavingsShare:         o.ConsolidationMinSavings,
 			SpotToSpotConsolidation: o.FeatureGates["SpotToSpotConsolidation"],
+			NodeRepair:              o.FeatureGates["NodeRepair"],
 			Solve:                   scheduling.Options{PreferencePolicy: o.PreferencePolicy},
 		}
 		if cfg.Interruption != nil {

@@ -40,6 +40,10 @@ type nodeInfo struct {
 	// counted: the budget ledger already counts the node as disrupting
 	// (budget.Disrupting), so an action on it takes no more budget.
 	counted bool
+	// notReady: the ledger counts the initialized node as disrupting
+	// because its Ready condition is False or Unknown (budget.NotReady);
+	// it is still a candidate, but an action on it takes no more budget.
+	notReady bool
 	// awaiting: marked by the interruption handler and in no command yet:
 	// the interruption step (interrupt.go) plans its command.
 	awaiting bool
@@ -214,6 +218,7 @@ func (w *working) build() {
 		}
 		ni := &nodeInfo{name: n.Name, claim: claim, node: n, pool: w.poolObjs[claim.Labels[nsv1.LabelNodePool]], pods: snap.PodsByNode[n.Name]}
 		ni.counted = budget.Disrupting(claim, in.Disrupting)
+		ni.notReady = lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionInitialized) && budget.NotReady(n)
 		inCommand := claim.Annotations[nsv1.AnnotationDisruptionCommand] != ""
 		held := inCommand && claim.Annotations[nsv1.AnnotationDisruptionHold] == "true"
 		// A candidate of a command in progress is no candidate again,
@@ -328,9 +333,10 @@ func (w *working) commit(a *Action, plan *scheduling.Plan) {
 		n := w.byNode[c.Node.Name]
 		n.removed = true
 		delete(w.skips, n.claim.Name)
-		// A node the ledger already counts (an interruption's mark) is
-		// not taken twice; a held command takes nothing until it deletes.
-		if !n.counted && !a.Hold {
+		// A node the ledger already counts (an interruption's mark, a
+		// Ready condition that is not True) is not taken twice; a held
+		// command takes nothing until it deletes.
+		if !n.counted && !n.notReady && !a.Hold {
 			w.budgets.take(n.poolName())
 		}
 		delete(w.base, n.name)

@@ -32,6 +32,14 @@
 //  6. Single-node consolidation: delete a node whose pods fit elsewhere, or
 //     replace it with one cheaper node.
 //
+// Before those, two forceful steps: the interruption handler's marks
+// (interrupt.go) and, behind Options.NodeRepair, node repair (repair.go):
+// a node whose Ready condition, or a condition the EKS node monitoring
+// agent sets, has been unhealthy past its toleration (DefaultRepairPolicies)
+// is replaced whatever budgets, PDBs and do-not-disrupt say, and its
+// claim's termination timestamp is brought to now — unless more than 20 %
+// (rounded up) of its pool's nodes are unhealthy, when repair waits.
+//
 // Consolidation, drift and expiry are decided by re-running the solver
 // (pkg/scheduling.Solve) with the candidates removed: their pods are the
 // pods to place, every other node is existing capacity. Actions are

@@ -12,7 +12,8 @@ import (
 )
 
 // Compute proposes the plan's actions: the commands for nodes the
-// interruption handler marked (interrupt.go), expiration, a repack toward
+// interruption handler marked (interrupt.go), node repair (repair.go,
+// behind Options.NodeRepair), expiration, a repack toward
 // the from-scratch plan where the fleet's shape calls for one (repack.go),
 // emptiness, drift, return to spot (spot.go), multi-node then single-node
 // consolidation, each within the budgets and each seeing the pods earlier
@@ -56,6 +57,13 @@ func compute(in Input) (*Plan, *working, error) {
 	}
 	if err := w.interruption(marked, pdbs, out); err != nil {
 		return nil, nil, err
+	}
+	// Node repair (behind its gate) is forceful too, and comes before
+	// expiry: a broken node goes first among those still there (repair.go).
+	if w.opts.NodeRepair {
+		if err := w.repair(live, out); err != nil {
+			return nil, nil, err
+		}
 	}
 	// Expiry is forceful (Karpenter v1): an expired node goes whatever
 	// blocks a voluntary disruption — do-not-disrupt, PDBs, nominations,

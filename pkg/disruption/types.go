@@ -46,6 +46,10 @@ type Options struct {
 	// Rebalance is what a rebalance recommendation's mark does (default
 	// interruption.DefaultRebalanceMode, prespin).
 	Rebalance interruption.RebalanceMode
+	// NodeRepair replaces nodes unhealthy past their toleration
+	// (DefaultRepairPolicies; the NodeRepair feature gate, off by default
+	// as in Karpenter).
+	NodeRepair bool
 }
 
 func (o Options) withDefaults() Options {
@@ -113,7 +117,10 @@ const (
 	// change, an instance stopping (forced, reason Interrupted), or a
 	// rebalance recommendation (reason Rebalance; prespin holds, drain is
 	// budgeted).
-	MethodInterruption            Method = "Interruption"
+	MethodInterruption Method = "Interruption"
+	// MethodRepair replaces a node unhealthy past its toleration (node
+	// repair, repair.go): forced, reason Unhealthy.
+	MethodRepair                  Method = "Repair"
 	MethodMultiNodeConsolidation  Method = "MultiNodeConsolidation"
 	MethodSingleNodeConsolidation Method = "SingleNodeConsolidation"
 )
@@ -175,6 +182,9 @@ type Action struct {
 	// interruption notice follows (a rebalance recommendation in prespin
 	// mode). A held action takes no budget.
 	Hold bool
+	// Condition is the unhealthy state a repair acts on, as
+	// "Ready=Unknown" (RepairPolicy.String); empty for other methods.
+	Condition string
 }
 
 // Price is the candidates' total $/h.
@@ -247,6 +257,10 @@ const (
 	// SkipSpotUnavailable: a spot-fallback node whose pods no spot offering
 	// can take yet (the insufficient-capacity view still hides them).
 	SkipSpotUnavailable SkipReason = "SpotUnavailable"
+	// SkipRepairBlocked: the node is unhealthy past its toleration, but
+	// more of its pool's nodes are unhealthy than UnhealthyAllowed lets
+	// repair go on with.
+	SkipRepairBlocked SkipReason = "RepairBlocked"
 	// SkipNotEvaluated: the plan's solver budget ran out first; the next
 	// plan looks again.
 	SkipNotEvaluated SkipReason = "NotEvaluated"

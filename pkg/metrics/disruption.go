@@ -8,6 +8,9 @@ const (
 	LabelSkipReason = "skip_reason"
 	// LabelOutcome is how a return to spot ended: returned or failed.
 	LabelOutcome = "outcome"
+	// LabelCondition is the unhealthy state node repair acted on, as
+	// "Ready=Unknown".
+	LabelCondition = "condition"
 )
 
 // Outcomes of a return to spot (LabelOutcome).
@@ -40,6 +43,9 @@ type Disruption struct {
 	// spot replacements initialized) and returns that failed (and backed
 	// off), by pool and outcome.
 	ReturnsToSpot *prometheus.CounterVec
+	// Repairs counts unhealthy nodes node repair replaced, by pool and
+	// the condition that was unhealthy past its toleration.
+	Repairs *prometheus.CounterVec
 	// PlanDuration is the time to gather and compute one plan.
 	PlanDuration prometheus.Histogram
 }
@@ -59,6 +65,8 @@ func newDisruption() Disruption {
 		Aborted: counter("disruption_aborted_total", "Disruptions abandoned because a replacement failed or timed out.", LabelReason),
 		ReturnsToSpot: counter("disruption_returns_to_spot_total", "Spot-fallback nodes returned to spot (outcome returned) and returns that failed and backed off (outcome failed).",
 			LabelNodePool, LabelOutcome),
+		Repairs: counter("disruption_repairs_total", "Unhealthy nodes replaced by node repair, by NodePool and the condition (as Ready=Unknown) unhealthy past its toleration.",
+			LabelNodePool, LabelCondition),
 		PlanDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: namespace, Subsystem: "disruption", Name: "plan_duration_seconds",
 			Help:    "Time to gather the cluster and compute one disruption plan.",

@@ -102,7 +102,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.Disruption = newDisruption()
 	for _, c := range append([]prometheus.Collector{
 		m.Disruption.Decisions, m.Disruption.Savings, m.Disruption.Candidates, m.Disruption.Skipped, m.Disruption.Allowed,
-		m.Disruption.ValidationFailures, m.Disruption.Aborted, m.Disruption.ReturnsToSpot, m.Disruption.PlanDuration,
+		m.Disruption.ValidationFailures, m.Disruption.Aborted, m.Disruption.ReturnsToSpot, m.Disruption.Repairs, m.Disruption.PlanDuration,
 		m.SchedulingDuration, m.QueueDepth, m.PodsPending, m.PodsUnschedulable,
 		m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered, m.NodeClaimsInitialized, m.NodeClaimsTerminated,
 		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CostNamespace, m.CostIdle, m.CloudCalls, m.CloudErrors, m.CloudDuration, m.CloudRetries,

@@ -218,6 +218,8 @@ func eventKind(e scenario.Event) string {
 		return "priceChange"
 	case e.DeleteNodes != nil:
 		return "deleteNodes"
+	case e.NodeCondition != nil:
+		return "nodeCondition"
 	case e.RebalanceRecommendation != nil:
 		return "rebalanceRecommendation"
 	case e.AMIRelease != nil:

@@ -128,8 +128,16 @@ func (k *kubelets) addSystemNode(sn scenario.SystemNode) error {
 // it. The processes on the node die; their API objects remain until the
 // node's cleanup deletes them.
 func (k *kubelets) instanceStopped(in fakeaws.Instance) {
-	name, ok := k.nodeOf[in.ID]
-	if !ok || k.dead[name] {
+	if name, ok := k.nodeOf[in.ID]; ok {
+		k.stop(name)
+	}
+}
+
+// stop: the node's kubelet stopped (with its instance, or alone: a node
+// gone NotReady). Its pods stop running and nothing it would confirm is
+// confirmed any more; their API objects remain.
+func (k *kubelets) stop(name string) {
+	if k.dead[name] {
 		return
 	}
 	k.dead[name] = true

@@ -39,6 +39,8 @@ func (s *Sim) scripted(e scenario.Event) {
 		s.notify(*e.RebalanceRecommendation, "rebalance recommendation", s.world.Rebalance)
 	case e.DeleteNodes != nil:
 		s.deleteNodes(*e.DeleteNodes)
+	case e.NodeCondition != nil:
+		s.nodeCondition(*e.NodeCondition)
 	case e.AMIRelease != nil:
 		ids := s.world.ReleaseImages(e.AMIRelease.Release)
 		s.note("AMI release %s published: %d new Amazon images behind the public SSM parameters (%s…); nodes on the old images drift once their node class resolves the new ones",

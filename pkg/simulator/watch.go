@@ -72,6 +72,13 @@ func (s *Sim) podChanged(ch apiserver.Change) {
 		if cur.DeletionTimestamp != nil && (old.DeletionTimestamp == nil || !old.DeletionTimestamp.Equal(cur.DeletionTimestamp)) {
 			p.deleting = true
 			s.kubelets.deleting(p, cur) // a new deletion, or a shorter grace period
+			if rs, ok := p.owner.(*replicaSet); ok && s.kubelets.dead[p.node] {
+				// The ReplicaSet controller counts no terminating pod and
+				// replaces it at once; the simulator's replaces a pod when
+				// its deletion completes, which a stopped kubelet never
+				// confirms (the pod GC removes it once the node is gone).
+				rs.reconcileSoon()
+			}
 		}
 	}
 }

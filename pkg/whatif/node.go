@@ -54,9 +54,9 @@ type Check struct {
 	Method string `json:"method,omitempty"`
 	// Candidate says the node would be disrupted now.
 	Candidate bool `json:"candidate"`
-	// Forced says the method is forceful (expiry): no budget, PDB or
-	// do-not-disrupt holds it; the drain honours PDBs and do-not-disrupt
-	// until the claim's terminationGracePeriod ends.
+	// Forced says the method is forceful (expiry, repair): no budget, PDB
+	// or do-not-disrupt holds it; the drain honours PDBs and do-not-disrupt
+	// until the claim's terminationGracePeriod ends (for a repair, at once).
 	Forced bool `json:"forced,omitempty"`
 	// Skip is the planner's reason code for leaving the node
 	// (pkg/disruption.SkipReason), empty for a candidate.
@@ -137,13 +137,35 @@ func ExplainNode(snap *Snapshot, name string, opts Options) (*NodeReport, error)
 	r.Budgets = budgets(pool.Spec.Disruption.Budgets, ledger.Nodes, now)
 	types, _ := w.poolTypes()
 	plan, err := disruption.Compute(disruption.Input{Snapshot: w.idx, InstanceTypes: types, NodeClasses: w.classes,
-		Now: now, Options: disruption.Options{Solve: w.opts.Solve}})
+		Now: now, Options: disruption.Options{Solve: w.opts.Solve, NodeRepair: w.opts.NodeRepair}})
 	if err != nil {
 		return nil, fmt.Errorf("planning disruption: %w", err)
 	}
 	r.Checks = append(r.Checks, nodeCheck(plan, claim.Name, pool.Name))
+	if note := repairNote(node, now, w.opts.NodeRepair); note != "" {
+		r.Notes = append(r.Notes, note)
+	}
 	r.Notes = append(r.Notes, "the controller also keeps a node while pending pods are nominated to it, and acts on a plan only after re-checking it 15 s later; nominations live in its memory and are not in a snapshot")
 	return r, nil
+}
+
+// repairNote says when node repair replaces an unhealthy node (the
+// planner's own rule, disruption.Unhealthy), and that it takes the
+// NodeRepair gate; "" for a healthy node.
+func repairNote(node *corev1.Node, now time.Time, gate bool) string {
+	h, ok := disruption.Unhealthy(node, disruption.DefaultRepairPolicies())
+	if !ok {
+		return ""
+	}
+	when := "now"
+	if h.Due.After(now) {
+		when = "at " + h.Due.UTC().Format(time.RFC3339)
+	}
+	note := fmt.Sprintf("unhealthy: %s; node repair replaces it %s, unless more than %d%% of its pool's nodes are unhealthy", h.Describe(now), when, disruption.MaxUnhealthyPercent)
+	if !gate {
+		note += " (only with the NodeRepair feature gate, off by default; --node-repair plans with it)"
+	}
+	return note
 }
 
 // budgets reports each budget: whether it is active at now and how many of

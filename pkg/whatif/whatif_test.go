@@ -331,3 +331,60 @@ func TestBudgetWindows(t *testing.T) {
 		t.Errorf("budgets = %+v", got)
 	}
 }
+
+// TestExplainNodeRepair: an unhealthy node gets a note saying since when
+// and when repair replaces it; with the gate (--node-repair) the verdict
+// is the planner's forced Repair, before its toleration it is not.
+func TestExplainNodeRepair(t *testing.T) {
+	notReady := func(ago time.Duration) func(*Snapshot) {
+		return func(s *Snapshot) {
+			s.Nodes[0].Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
+				LastTransitionTime: metav1.NewTime(now.Add(-ago))}}
+		}
+	}
+	tests := []struct {
+		name     string
+		mutate   func(*Snapshot)
+		gate     bool
+		method   string
+		note     string
+		wantNote bool
+	}{
+		{name: "healthy: no note", method: "SingleNodeConsolidation"},
+		// A NotReady node uses up the pool's 10 % (1 of 2): nothing
+		// voluntary moves it.
+		{name: "past its toleration without the gate: a note, no repair", mutate: notReady(40 * time.Minute),
+			wantNote: true, note: "Ready=Unknown for 40m0s (since 2026-12-01T11:20:00Z; toleration 30m0s); node repair replaces it now, unless more than 20% of its pool's nodes are unhealthy (only with the NodeRepair feature gate"},
+		{name: "past its toleration with the gate: repaired", mutate: notReady(40 * time.Minute), gate: true, method: "Repair",
+			wantNote: true, note: "node repair replaces it now"},
+		{name: "before its toleration: the note says when", mutate: notReady(10 * time.Minute), gate: true,
+			wantNote: true, note: "node repair replaces it at 2026-12-01T12:20:00Z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := baseSnapshot()
+			if tt.mutate != nil {
+				tt.mutate(s)
+			}
+			r, err := ExplainNode(s, "node-a", Options{NodeRepair: tt.gate})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := r.Checks[0]; c.Method != tt.method || (tt.method == "Repair" && !c.Forced) {
+				t.Errorf("check = %+v, want method %s (forced for a repair)", c, tt.method)
+			}
+			found := false
+			for _, n := range r.Notes {
+				if strings.Contains(n, "unhealthy:") {
+					found = true
+					if !strings.Contains(n, tt.note) {
+						t.Errorf("note %q does not contain %q", n, tt.note)
+					}
+				}
+			}
+			if found != tt.wantNote {
+				t.Errorf("repair note present %v, want %v: %v", found, tt.wantNote, r.Notes)
+			}
+		})
+	}
+}

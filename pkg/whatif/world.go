@@ -29,6 +29,9 @@ type Options struct {
 	// Solve tunes the solver; MaxOptionsPerClaim defaults to the
 	// controller's (provisioning.DefaultMaxOptionsPerClaim).
 	Solve scheduling.Options
+	// NodeRepair plans as a controller with the NodeRepair feature gate
+	// on: nodes unhealthy past their toleration are replaced.
+	NodeRepair bool
 }
 
 // PoolNote says why a pool is left out of a plan.

@@ -155,7 +155,7 @@ func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
 	c.mu.Lock()
 	p := c.pending
 	c.mu.Unlock()
-	if p != nil && start.Before(p.due) && !awaitingMarks(snap) {
+	if p != nil && start.Before(p.due) && !awaitingMarks(snap) && !c.repairDue(snap, start) {
 		return reconcile.Result{RequeueAfter: min(p.due.Sub(start), idle)}, nil
 	}
 	in, err := c.gather(ctx, snap, start)
@@ -193,8 +193,8 @@ func (c *Controller) Reconcile(ctx context.Context) (reconcile.Result, error) {
 		}
 	}
 	if p != nil && start.Before(p.due) {
-		// Planned for the marks only; the pending plan's validation is
-		// still to come.
+		// Planned for the marks (or a repair) only; the pending plan's
+		// validation is still to come.
 		return reconcile.Result{RequeueAfter: min(p.due.Sub(start), idle)}, nil
 	}
 	if p == nil {
@@ -315,6 +315,27 @@ func awaitingMarks(snap *state.Snapshot) bool {
 	for _, cl := range snap.NodeClaims {
 		if cl.DeletionTimestamp.IsZero() && cl.Annotations[nsv1.AnnotationDisruptionCommand] == "" && interruption.MarkOf(cl).Marked() {
 			return true
+		}
+	}
+	return false
+}
+
+// repairDue reports whether node repair may replace a node now (the
+// planner's rule, disruption.Unhealthy): a forced action, so the planner
+// runs for it even while a plan awaits validation.
+func (c *Controller) repairDue(snap *state.Snapshot, now time.Time) bool {
+	if !c.opts.Plan.NodeRepair {
+		return false
+	}
+	policies := disruption.DefaultRepairPolicies()
+	for _, cl := range snap.NodeClaims {
+		if !cl.DeletionTimestamp.IsZero() || cl.Annotations[nsv1.AnnotationDisruptionCommand] != "" {
+			continue
+		}
+		if n := snap.NodeByID[cl.Status.ProviderID]; n != nil {
+			if h, ok := disruption.Unhealthy(n, policies); ok && !h.Due.After(now) {
+				return true
+			}
 		}
 	}
 	return false

@@ -36,6 +36,12 @@
 //     operator.Wakeable: the interruption queue wakes it when it marks a
 //     node. With the Disruption feature gate off it still runs, for the
 //     interruption handler's marks only.
+//  5. Node repair (MethodRepair, the NodeRepair gate) is forced like
+//     expiry: replacements launched and the claim deleted in the same
+//     step, its termination timestamp brought to now first so the drain
+//     waits on no eviction; a Repairing Event on the claim and the node
+//     names the condition, how long it has held and its toleration, and
+//     nodesmith_disruption_repairs_total counts it.
 //
 // Everything a step needs across steps is on the objects, except the plan
 // awaiting validation and the claims acted on in the last minute (so a

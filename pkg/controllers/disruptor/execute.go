@@ -40,8 +40,12 @@ func (c *Controller) execute(ctx context.Context, snap *state.Snapshot, a *disru
 	c.metrics.Disruption.Decisions.WithLabelValues(string(a.Method), string(a.Reason), decision).Inc()
 	// Counters only grow: a drift onto dearer nodes adds nothing.
 	c.metrics.Disruption.Savings.WithLabelValues(string(a.Reason)).Add(max(0, a.Savings))
+	// marked are the candidates as the command's patch left them (their
+	// resourceVersion current), for the writes that follow.
+	marked := map[string]*nsv1.NodeClaim{}
 	if decision == decisionReplace {
-		if err := c.startCommand(ctx, snap, a, now); err != nil {
+		var err error
+		if marked, err = c.startCommand(ctx, snap, a, now); err != nil {
 			return err
 		}
 		if !a.Forced || a.Method == disruption.MethodInterruption {
@@ -57,11 +61,27 @@ func (c *Controller) execute(ctx context.Context, snap *state.Snapshot, a *disru
 	}
 	for _, cand := range a.Candidates {
 		// A copy: the snapshot's objects are the cache's.
-		if err := c.kube.Delete(ctx, cand.Claim.DeepCopy()); client.IgnoreNotFound(err) != nil {
+		claim := cand.Claim.DeepCopy()
+		if m := marked[claim.Name]; m != nil {
+			claim = m
+		}
+		if a.Method == disruption.MethodRepair {
+			// Repair ends the drain at once (Action.Deadline is now): a
+			// broken node's evictions may never complete.
+			if err := c.terminateBy(ctx, claim, a.Deadline); err != nil {
+				return err
+			}
+		}
+		if err := c.kube.Delete(ctx, claim); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting nodeclaim %s (%s): %w", cand.Claim.Name, a.Reason, err)
 		}
 		c.markRecent(cand.Claim.Name, now)
 		c.recorder.Publish(events.Disrupting(cand.Claim, string(a.Reason), a.Message))
+		if a.Method == disruption.MethodRepair {
+			c.metrics.Disruption.Repairs.WithLabelValues(cand.NodePool, a.Condition).Inc()
+			msg := fmt.Sprintf("%s %s; replacing it", cand.Node.Name, cand.Why)
+			c.recorder.Publish(events.Repairing(cand.Claim, msg), events.Repairing(cand.Node, msg))
+		}
 		if a.Method == disruption.MethodInterruption {
 			c.recorder.Publish(events.ReplacementPlanned(cand.Claim, fmt.Sprintf("%s; no new node needed (%d to move): %s", cand.Why, len(a.Pods), replacementSummary(a, nil))))
 			c.recorder.Publish(events.InterruptionDrain(cand.Claim, "draining: "+a.Message))
@@ -74,12 +94,13 @@ func (c *Controller) execute(ctx context.Context, snap *state.Snapshot, a *disru
 // disrupted taint on the node, so no new pod lands there while the
 // replacements launch) and creates the replacement claims. The candidates
 // are deleted by advance once every replacement has initialized.
-func (c *Controller) startCommand(ctx context.Context, snap *state.Snapshot, a *disruption.Action, now time.Time) error {
+func (c *Controller) startCommand(ctx context.Context, snap *state.Snapshot, a *disruption.Action, now time.Time) (map[string]*nsv1.NodeClaim, error) {
 	id := commandID(a, now)
 	names := make([]string, len(a.Replacements))
 	for i, r := range a.Replacements {
 		names[i] = fmt.Sprintf("%s-%s", r.NodePool, shortHash(id+"/"+strconv.Itoa(i), 5))
 	}
+	marked := map[string]*nsv1.NodeClaim{}
 	pools := map[string]*nsv1.NodePool{}
 	for _, np := range snap.NodePools {
 		pools[np.Name] = np
@@ -102,22 +123,23 @@ func (c *Controller) startCommand(ctx context.Context, snap *state.Snapshot, a *
 			delete(claim.Annotations, nsv1.AnnotationDisruptionHold)
 		}
 		if err := c.kube.Patch(ctx, claim, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-			return fmt.Errorf("marking nodeclaim %s for disruption: %w", claim.Name, err)
+			return nil, fmt.Errorf("marking nodeclaim %s for disruption: %w", claim.Name, err)
 		}
+		marked[claim.Name] = claim
 		c.markRecent(claim.Name, now)
 		if err := c.setTaint(ctx, cand.Node.Name, true); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for i, r := range a.Replacements {
 		pool := pools[r.NodePool]
 		if pool == nil {
-			return fmt.Errorf("nodepool %s of replacement %s is gone", r.NodePool, names[i])
+			return nil, fmt.Errorf("nodepool %s of replacement %s is gone", r.NodePool, names[i])
 		}
 		claim := provisioning.NewNodeClaim(pool, r, names[i])
 		claim.Annotations[nsv1.AnnotationReplacementFor] = id
 		if err := c.kube.Create(ctx, claim); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating replacement nodeclaim %s: %w", names[i], err)
+			return nil, fmt.Errorf("creating replacement nodeclaim %s: %w", names[i], err)
 		}
 		c.metrics.NodeClaimsCreated.WithLabelValues(pool.Name, "disruption").Inc()
 		c.recorder.Publish(events.DisruptionReplacement(claim, fmt.Sprintf("replaces %s (%s): %d pods, %d launch options from $%.4f/h",
@@ -129,16 +151,16 @@ func (c *Controller) startCommand(ctx context.Context, snap *state.Snapshot, a *
 			c.recorder.Publish(events.ReplacementPlanned(cand.Claim, fmt.Sprintf("%s; launching %s for its pods (%d to move): %s",
 				cand.Why, strings.Join(names, ", "), len(a.Pods), replacementSummary(a, names))))
 		}
-		return nil
+		return marked, nil
 	}
 	if a.Forced {
-		return nil // execute deletes the candidates now, with its own Event
+		return marked, nil // execute deletes the candidates now, with its own Event
 	}
 	for _, cand := range a.Candidates {
 		c.recorder.Publish(events.Disrupting(cand.Claim, string(a.Reason),
 			fmt.Sprintf("%s; launching %s first", a.Message, strings.Join(names, ", "))))
 	}
-	return nil
+	return marked, nil
 }
 
 // setTaint adds or removes the disrupted taint on a node.

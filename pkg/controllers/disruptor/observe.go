@@ -20,6 +20,7 @@ var blockingSkips = map[disruption.SkipReason]bool{
 	disruption.SkipBudget:                true,
 	disruption.SkipSpotToSpotDisabled:    true,
 	disruption.SkipSpotToSpotFlexibility: true,
+	disruption.SkipRepairBlocked:         true,
 }
 
 // observe publishes a plan's metrics and the events of its skips and
@@ -27,7 +28,7 @@ var blockingSkips = map[disruption.SkipReason]bool{
 func (c *Controller) observe(snap *state.Snapshot, plan *disruption.Plan) {
 	m := c.metrics.Disruption
 	m.Candidates.Reset()
-	for _, r := range append(append([]nsv1.DisruptionReason{}, nsv1.DisruptionReasons...), nsv1.DisruptionReasonInterrupted, nsv1.DisruptionReasonRebalance) {
+	for _, r := range append(append([]nsv1.DisruptionReason{}, nsv1.DisruptionReasons...), nsv1.DisruptionReasonInterrupted, nsv1.DisruptionReasonRebalance, nsv1.DisruptionReasonUnhealthy) {
 		m.Candidates.WithLabelValues(string(r)).Set(float64(plan.Candidates[r]))
 	}
 	m.Skipped.Reset()

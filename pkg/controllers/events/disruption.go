@@ -17,6 +17,7 @@ const (
 	ReasonBudgetInvalid              = "BudgetInvalid"
 	ReasonReturnedToSpot             = "ReturnedToSpot"
 	ReasonReturnToSpotBackoff        = "ReturnToSpotBackoff"
+	ReasonRepairing                  = "Repairing"
 )
 
 // Disrupting: the node is being disrupted for reason (Empty, Underutilized,
@@ -64,4 +65,10 @@ func ReturnedToSpot(o object, msg string) Event {
 // come up); msg says when the next one may start.
 func ReturnToSpotBackoff(o object, msg string) Event {
 	return obj(o, corev1.EventTypeWarning, ReasonReturnToSpotBackoff, "Disrupt", msg)
+}
+
+// Repairing: node repair replaces the node; msg names the condition that
+// has been unhealthy, for how long and its toleration.
+func Repairing(o object, msg string) Event {
+	return obj(o, corev1.EventTypeWarning, ReasonRepairing, "Repair", msg)
 }

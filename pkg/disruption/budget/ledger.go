@@ -42,7 +42,7 @@ func Count(claims []*nsv1.NodeClaim, nodeOf func(*nsv1.NodeClaim) *corev1.Node, 
 		if nodeOf != nil {
 			node = nodeOf(c)
 		}
-		if Disrupting(c, recent) || notReady(node) {
+		if Disrupting(c, recent) || NotReady(node) {
 			l.Disrupting++
 		}
 		out[pool] = l
@@ -76,9 +76,10 @@ func Disrupting(c *nsv1.NodeClaim, recent func(claim string) bool) bool {
 	return !rebalance || c.Annotations[nsv1.AnnotationDisruptionHold] != "true"
 }
 
-// notReady reports whether the node reports its Ready condition as False
-// or Unknown (one that has not reported it yet is new, not lost).
-func notReady(n *corev1.Node) bool {
+// NotReady reports whether the node reports its Ready condition as False
+// or Unknown (one that has not reported it yet is new, not lost): the
+// ledger counts such a node as disrupting.
+func NotReady(n *corev1.Node) bool {
 	if n == nil {
 		return false
 	}

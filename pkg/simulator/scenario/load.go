@@ -243,13 +243,13 @@ func (s *Scenario) Validate() error {
 	s.validateStorage(add)
 	for i, e := range s.Events {
 		n := 0
-		for _, set := range []bool{e.SendMessages != nil, e.SpotInterruption != nil, e.ICE != nil, e.PriceChange != nil, e.DeleteNodes != nil, e.RebalanceRecommendation != nil, e.AMIRelease != nil} {
+		for _, set := range []bool{e.SendMessages != nil, e.SpotInterruption != nil, e.ICE != nil, e.PriceChange != nil, e.DeleteNodes != nil, e.RebalanceRecommendation != nil, e.AMIRelease != nil, e.NodeCondition != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			add("event %d (at %s): exactly one of sendMessages, spotInterruption, rebalanceRecommendation, ice, priceChange, deleteNodes, amiRelease must be set", i, e.At.Duration)
+			add("event %d (at %s): exactly one of sendMessages, spotInterruption, rebalanceRecommendation, ice, priceChange, deleteNodes, amiRelease, nodeCondition must be set", i, e.At.Duration)
 		}
 		if e.At.Duration < 0 || e.At.Duration > s.Duration.Duration {
 			add("event %d: at %s is outside the run", i, e.At.Duration)
@@ -259,6 +259,14 @@ func (s *Scenario) Validate() error {
 		}
 		if r := e.AMIRelease; r != nil && (r.Release == "" || strings.ContainsAny(r.Release, " /")) {
 			add("event %d: amiRelease needs a release name without spaces or slashes (like v20260105), got %q", i, r.Release)
+		}
+		if c := e.NodeCondition; c != nil {
+			if !names["pool/"+c.Pool] || c.Count < 0 {
+				add("event %d: nodeCondition needs one of the nodePools and a non-negative count, got pool %q count %d", i, c.Pool, c.Count)
+			}
+			if c.Status != "" && c.Status != "False" && c.Status != "Unknown" {
+				add("event %d: nodeCondition status %q: want False or Unknown (an unhealthy state)", i, c.Status)
+			}
 		}
 		if d := e.DeleteNodes; d != nil && (!names["pool/"+d.Pool] || d.Count < 0) {
 			add("event %d: deleteNodes needs one of the nodePools and a non-negative count, got pool %q count %d", i, d.Pool, d.Count)

@@ -102,6 +102,8 @@ queues: [{name: q}]
 		{name: "duplicate storage class", extra: "storageClasses: [{metadata: {name: gp3}}, {metadata: {name: gp3}}]\n", wantErr: `storageClass names must be set and unique, got "gp3"`},
 		{name: "ami release", extra: "events: [{at: 1m, amiRelease: {release: v20260105}}]\n"},
 		{name: "ami release without a name", extra: "events: [{at: 1m, amiRelease: {}}]\n", wantErr: `amiRelease needs a release name without spaces or slashes (like v20260105), got ""`},
+		{name: "node condition on no pool", extra: "events: [{at: 1m, nodeCondition: {pool: nope}}]\n", wantErr: `nodeCondition needs one of the nodePools`},
+		{name: "a healthy node condition", extra: "events: [{at: 1m, nodeCondition: {pool: p, status: \"True\"}}]\n", wantErr: `nodeCondition status "True": want False or Unknown`},
 		{name: "scaler max below min", extra: "queueWorkers: [{name: w, queue: q, processingTime: 1s, template: {}, scaler: {minReplicaCount: 5, maxReplicaCount: 2}}]\n", wantErr: "maxReplicas"},
 	}
 	for _, tt := range tests {

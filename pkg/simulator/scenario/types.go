@@ -194,6 +194,33 @@ type Event struct {
 	// EC2NodeClass status resolves the new images at its next refresh and
 	// the nodes launched from the old ones drift.
 	AMIRelease *AMIRelease `json:"amiRelease,omitempty"`
+	// NodeCondition makes nodes unhealthy: the kubelet goes NotReady, or
+	// a node monitoring agent reports a failing condition.
+	NodeCondition *NodeCondition `json:"nodeCondition,omitempty"`
+}
+
+// NodeCondition sets a condition on Count (default 1) of a pool's running
+// nodes, the oldest first (nodes already reporting it are passed over).
+//
+// Type Ready (the default) plays the kubelet stopping: the node stops
+// running its pods (they stay bound, not Running) and confirms no
+// deletion; the node lifecycle controller sets Ready to Status (Unknown,
+// the default: the kubelet stopped reporting; or False), taints the node
+// node.kubernetes.io/unreachable (Unknown) or not-ready (False) NoSchedule
+// and NoExecute, and evicts each pod once its toleration of the NoExecute
+// taint runs out (300 s when the pod names none, as the
+// DefaultTolerationSeconds admission plugin sets; never for a pod that
+// tolerates it without tolerationSeconds, as DaemonSet pods do).
+//
+// Any other Type (AcceleratedHardwareReady, StorageReady, NetworkingReady,
+// KernelReady, ContainerRuntimeReady…) plays the EKS node monitoring
+// agent: the condition is set to Status (default False) and nothing else
+// changes.
+type NodeCondition struct {
+	Pool   string `json:"pool"`
+	Count  int    `json:"count,omitempty"`
+	Type   string `json:"type,omitempty"`
+	Status string `json:"status,omitempty"`
 }
 
 // AMIRelease names the new release; the images' names end in it.
