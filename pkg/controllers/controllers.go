@@ -24,6 +24,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/podevents"
 	"github.com/nodesmith/nodesmith/pkg/controllers/provisioner"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	"github.com/nodesmith/nodesmith/pkg/controllers/staticpool"
 	"github.com/nodesmith/nodesmith/pkg/controllers/termination"
 	"github.com/nodesmith/nodesmith/pkg/disruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
@@ -153,6 +154,8 @@ func New(cfg Config) (*Set, error) {
 		provisioner.NewPodController(kube, cluster, prov).Controller(),
 		claims.Controller(),
 		nodepool.New(kube, cloud, clk, m).Controller(),
+		staticpool.New(kube, cloud, clk, rec, m, staticpool.Options{NewName: o.NewClaimName,
+			Solve: scheduling.Options{PreferencePolicy: o.PreferencePolicy}}).Controller(),
 	)
 	s.Controllers = append(s.Controllers, termination.New(kube, cloud, clk, rec, m).Controllers()...)
 	if cfg.NodeClasses != nil {

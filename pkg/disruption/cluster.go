@@ -76,7 +76,10 @@ type working struct {
 	base      map[string]*scheduling.ExistingNode
 	baseOrder []string
 	// added are the replacements of this plan's actions, as in-flight nodes.
-	added      []*scheduling.ExistingNode
+	added []*scheduling.ExistingNode
+	// extra are nodes one simulation may fill besides the cluster's: a
+	// static node's replacement while its pods are placed (static.go).
+	extra      []*scheduling.ExistingNode
 	pools      []*scheduling.NodePool
 	poolByName map[string]*scheduling.NodePool
 	poolObjs   map[string]*nsv1.NodePool
@@ -488,5 +491,6 @@ func (w *working) existing(skip map[string]bool) []*scheduling.ExistingNode {
 		}
 		out = append(out, w.solverNode(name))
 	}
-	return append(out, w.added...)
+	out = append(out, w.added...)
+	return append(out, w.extra...)
 }

@@ -77,6 +77,12 @@ func compute(in Input) (*Plan, *working, error) {
 	// Disrupting to the interruption handler.
 	var consolidable, settled []*nodeInfo
 	for _, n := range eligible {
+		if n.static() {
+			// Drift may still replace it (and clears this skip).
+			w.skip(n, SkipStaticNodePool, fmt.Sprintf("node %s belongs to static nodepool %s (replicas %d): consolidation never removes its nodes",
+				n.name, n.poolName(), *n.pool.Spec.Replicas))
+			continue
+		}
 		if !n.marked {
 			consolidable = append(consolidable, n)
 			// A spot-fallback node whose return to spot just failed is not
@@ -212,6 +218,11 @@ func (w *working) replaceEach(eligible []*nodeInfo, out *Plan, m Method, reason 
 		}
 		why, ok := due(n)
 		if !ok {
+			continue
+		}
+		if n.static() && w.staticBusy(n.poolName()) {
+			w.skip(n, SkipStaticReplacementInProgress, fmt.Sprintf("node %s %s; another node of static nodepool %s is being replaced, and its nodes are replaced one at a time",
+				n.name, why, n.poolName()))
 			continue
 		}
 		out.Candidates[reason]++
