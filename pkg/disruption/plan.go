@@ -78,10 +78,7 @@ func compute(in Input) (*Plan, *working, error) {
 	var consolidable, settled []*nodeInfo
 	for _, n := range eligible {
 		if n.static() {
-			// Drift may still replace it (and clears this skip).
-			w.skip(n, SkipStaticNodePool, fmt.Sprintf("node %s belongs to static nodepool %s (replicas %d): consolidation never removes its nodes",
-				n.name, n.poolName(), *n.pool.Spec.Replicas))
-			continue
+			continue // drift may still replace it; see below
 		}
 		if !n.marked {
 			consolidable = append(consolidable, n)
@@ -99,6 +96,12 @@ func compute(in Input) (*Plan, *working, error) {
 	}{{w.repack, consolidable}, {w.emptiness, consolidable}, {w.drift, eligible}, {w.returnToSpot, consolidable}, {w.consolidation, settled}} {
 		if err := step.run(step.nodes, out); err != nil {
 			return nil, nil, err
+		}
+	}
+	for _, n := range eligible {
+		if n.static() && !n.removed {
+			w.skip(n, SkipStaticNodePool, fmt.Sprintf("node %s belongs to static nodepool %s (replicas %d): consolidation never removes its nodes",
+				n.name, n.poolName(), *n.pool.Spec.Replicas))
 		}
 	}
 	for _, s := range w.skips {
