@@ -194,6 +194,16 @@ type Event struct {
 	// EC2NodeClass status resolves the new images at its next refresh and
 	// the nodes launched from the old ones drift.
 	AMIRelease *AMIRelease `json:"amiRelease,omitempty"`
+	// ScaleNodePool sets a static NodePool's spec.replicas, as
+	// kubectl scale nodepool would.
+	ScaleNodePool *ScaleNodePool `json:"scaleNodePool,omitempty"`
+}
+
+// ScaleNodePool names a static pool (one with spec.replicas) and its new
+// replica count.
+type ScaleNodePool struct {
+	Pool     string `json:"pool"`
+	Replicas int64  `json:"replicas"`
 }
 
 // AMIRelease names the new release; the images' names end in it.
