@@ -370,18 +370,7 @@ func (w *working) commit(a *Action, plan *scheduling.Plan) {
 }
 
 // claimPlanLabels are the labels a planned claim's node will carry.
-func claimPlanLabels(cp *scheduling.ClaimPlan) map[string]string {
-	out := map[string]string{}
-	for _, r := range cp.Requirements.NodeSelectorRequirements() {
-		if r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 {
-			out[r.Key] = r.Values[0]
-		}
-	}
-	for k, v := range cp.Labels {
-		out[k] = v
-	}
-	return out
-}
+func claimPlanLabels(cp *scheduling.ClaimPlan) map[string]string { return provisioning.PlanLabels(cp) }
 
 // chargeUsage adds a replacement to its pool's usage as provisioning.Usage
 // counts an in-flight claim: the largest capacity among its options, so

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
@@ -87,7 +88,7 @@ func (w *working) replaceAll(n *nodeInfo, m Method, r nsv1.DisruptionReason, why
 		return a, nil, "", "", nil
 	}
 	if static != nil {
-		w.extra = []*scheduling.ExistingNode{staticRoom(static)}
+		w.extra = []*scheduling.ExistingNode{provisioning.ClaimRoom(static, false)}
 	}
 	plan, err := w.simulate([]*nodeInfo{n})
 	w.extra = nil

@@ -3,8 +3,6 @@ package disruption
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
@@ -71,33 +69,4 @@ func (w *working) staticReplacement(n *nodeInfo) (*scheduling.ClaimPlan, string)
 		return nil, err.Error()
 	}
 	return w.rename(cp), ""
-}
-
-// staticRoom is a static replacement as the solver sees it while the
-// replaced node's pods are placed: an in-flight node with the room of its
-// smallest option, so a pod placed there fits whichever option launches.
-func staticRoom(cp *scheduling.ClaimPlan) *scheduling.ExistingNode {
-	var room corev1.ResourceList
-	for _, o := range cp.Options {
-		alloc := o.InstanceType.Allocatable()
-		if room == nil {
-			room = alloc.DeepCopy()
-			continue
-		}
-		for name, q := range room {
-			if a, ok := alloc[name]; !ok {
-				delete(room, name)
-			} else if a.Cmp(q) < 0 {
-				room[name] = a
-			}
-		}
-	}
-	// The DaemonSets' share of it (the claim's requests) is taken.
-	for name, q := range cp.Requests {
-		if r, ok := room[name]; ok {
-			r.Sub(q)
-			room[name] = r
-		}
-	}
-	return &scheduling.ExistingNode{Name: cp.Name, Labels: claimPlanLabels(cp), Taints: cp.Taints, Allocatable: room, InFlight: true}
 }
