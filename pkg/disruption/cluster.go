@@ -247,6 +247,7 @@ func (w *working) build() {
 		w.byNode[n.Name] = ni
 	}
 	sort.Slice(w.nodes, func(i, j int) bool { return w.nodes[i].claim.Name < w.nodes[j].claim.Name })
+	w.placeBuffers()
 }
 
 // mustMove reports whether disrupting the pod's node moves the pod: DaemonSet
