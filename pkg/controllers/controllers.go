@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/controllers/capacitybuffer"
 	"github.com/nodesmith/nodesmith/pkg/controllers/costmetrics"
 	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
 	nsevents "github.com/nodesmith/nodesmith/pkg/controllers/events"
@@ -151,6 +152,7 @@ func New(cfg Config) (*Set, error) {
 	})
 	s := &Set{Cluster: cluster, Provisioner: prov}
 	s.Controllers = append(s.Controllers,
+		capacitybuffer.New(kube, cluster, clk, prov.Trigger).Controller(),
 		provisioner.NewPodController(kube, cluster, prov).Controller(),
 		claims.Controller(),
 		nodepool.New(kube, cloud, clk, m).Controller(),

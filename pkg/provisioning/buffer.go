@@ -115,7 +115,7 @@ func ResolveBuffer(b *cbv1.CapacityBuffer, src BufferSource, now time.Time) Buff
 		} else if b.Annotations[cbv1.AnnotationAutoWindow] != "" {
 			notes = append(notes, fmt.Sprintf("%s %q is not a positive duration; using %s", cbv1.AnnotationAutoWindow, b.Annotations[cbv1.AnnotationAutoWindow], window))
 		}
-		out.Auto = AutoReplicas(src.Arrivals, now, window)
+		out.Auto = AutoReplicas(src.Arrivals, b.CreationTimestamp.Time, now, window)
 		notes = append(notes, fmt.Sprintf("auto: %d pods arrived in the last hour, the 95th-percentile %s burst is %d", len(src.Arrivals), window, out.Auto))
 		n = max(n, out.Auto)
 	} else if v, ok := b.Annotations[cbv1.AnnotationSizing]; ok {
@@ -157,12 +157,16 @@ func limitChunks(limits *cbv1.ResourceList, perChunk corev1.ResourceList) (int32
 }
 
 // AutoReplicas is auto sizing: the 95th percentile, over every window of
-// the given length ending within the last hour (one a second), of how many
-// arrivals fell in it. The windows count idle seconds too, so a rare burst
-// does not keep room for itself all day, and a steady trickle keeps room
-// for its usual window.
-func AutoReplicas(arrivals []time.Time, now time.Time, window time.Duration) int32 {
+// the given length ending within the last hour (one a second) and after
+// since (when the buffer was created: it has seen nothing before), of how
+// many arrivals fell in it. The windows count idle seconds too, so a rare
+// burst does not keep room for itself all day, and a steady trickle keeps
+// room for its usual window.
+func AutoReplicas(arrivals []time.Time, since, now time.Time, window time.Duration) int32 {
 	from := now.Add(-AutoHistory)
+	if since.After(from) {
+		from = since
+	}
 	var ts []time.Time
 	for _, a := range arrivals {
 		if a.After(from) && !a.After(now) {
@@ -173,7 +177,7 @@ func AutoReplicas(arrivals []time.Time, now time.Time, window time.Duration) int
 		return 0
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
-	steps := int(AutoHistory / time.Second)
+	steps := int(now.Sub(from) / time.Second)
 	counts := make([]int, 0, steps)
 	lo, hi := 0, 0
 	for i := 1; i <= steps; i++ {
@@ -186,6 +190,9 @@ func AutoReplicas(arrivals []time.Time, now time.Time, window time.Duration) int
 			lo++
 		}
 		counts = append(counts, hi-lo)
+	}
+	if len(counts) == 0 {
+		return 0
 	}
 	sort.Ints(counts)
 	return int32(counts[(len(counts)*95+99)/100-1])

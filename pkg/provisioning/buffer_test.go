@@ -130,6 +130,7 @@ func TestAutoReplicas(t *testing.T) {
 		name     string
 		arrivals []time.Time
 		window   time.Duration
+		since    time.Time
 		want     int32
 	}{
 		{name: "nothing arrived", want: 0},
@@ -138,10 +139,12 @@ func TestAutoReplicas(t *testing.T) {
 		{name: "bursts every quarter hour", arrivals: at(append(append(append(many(10, 5*time.Minute), many(10, 20*time.Minute)...), many(10, 35*time.Minute)...), many(10, 50*time.Minute)...)...), window: time.Minute, want: 10},
 		{name: "a steady trickle keeps its window's worth", arrivals: at(steady...), window: time.Minute, want: 6},
 		{name: "arrivals older than an hour do not count", arrivals: at(many(50, 2*time.Hour)...), window: time.Minute, want: 0},
+		// Created 10 minutes ago: one burst fills 60 of 600 windows.
+		{name: "a young buffer counts only the windows it saw", arrivals: at(many(10, 5*time.Minute)...), window: time.Minute, since: now.Add(-10 * time.Minute), want: 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := AutoReplicas(tt.arrivals, now, tt.window); got != tt.want {
+			if got := AutoReplicas(tt.arrivals, tt.since, now, tt.window); got != tt.want {
 				t.Errorf("AutoReplicas = %d, want %d", got, tt.want)
 			}
 		})

@@ -107,8 +107,8 @@ type CapacityBufferStatus struct {
 	// PodTemplateGeneration is the generation of the template read.
 	// +optional
 	PodTemplateGeneration *int64 `json:"podTemplateGeneration,omitempty"`
-	// Conditions: ReadyForProvisioning (the buffer resolved to chunks) and
-	// Provisioning (all its chunks have room, launched or on existing nodes).
+	// Conditions: ReadyForProvisioning (whether the buffer resolved to
+	// chunks, with how many and why in its message).
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -121,7 +121,6 @@ type CapacityBufferStatus struct {
 // Condition types and the Nodesmith annotations.
 const (
 	ConditionReadyForProvisioning = "ReadyForProvisioning"
-	ConditionProvisioning         = "Provisioning"
 
 	// AnnotationSizing "auto" (a Nodesmith extension) sizes the buffer
 	// from the last hour's arrivals of the pods it is for (the
