@@ -154,13 +154,19 @@ func (c *Controller) source(ctx context.Context, b *cbv1.CapacityBuffer) (provis
 	switch {
 	case ref.APIGroup == "apps" && ref.Kind == "Deployment":
 		d := &appsv1.Deployment{}
-		obj, tmpl = d, func() (*corev1.PodTemplateSpec, *int32, *metav1.LabelSelector) { return &d.Spec.Template, d.Spec.Replicas, d.Spec.Selector }
+		obj, tmpl = d, func() (*corev1.PodTemplateSpec, *int32, *metav1.LabelSelector) {
+			return &d.Spec.Template, d.Spec.Replicas, d.Spec.Selector
+		}
 	case ref.APIGroup == "apps" && ref.Kind == "ReplicaSet":
 		r := &appsv1.ReplicaSet{}
-		obj, tmpl = r, func() (*corev1.PodTemplateSpec, *int32, *metav1.LabelSelector) { return &r.Spec.Template, r.Spec.Replicas, r.Spec.Selector }
+		obj, tmpl = r, func() (*corev1.PodTemplateSpec, *int32, *metav1.LabelSelector) {
+			return &r.Spec.Template, r.Spec.Replicas, r.Spec.Selector
+		}
 	case ref.APIGroup == "apps" && ref.Kind == "StatefulSet":
 		s := &appsv1.StatefulSet{}
-		obj, tmpl = s, func() (*corev1.PodTemplateSpec, *int32, *metav1.LabelSelector) { return &s.Spec.Template, s.Spec.Replicas, s.Spec.Selector }
+		obj, tmpl = s, func() (*corev1.PodTemplateSpec, *int32, *metav1.LabelSelector) {
+			return &s.Spec.Template, s.Spec.Replicas, s.Spec.Selector
+		}
 	case ref.APIGroup == "batch" && ref.Kind == "Job":
 		j := &batchv1.Job{}
 		obj, tmpl = j, func() (*corev1.PodTemplateSpec, *int32, *metav1.LabelSelector) {
