@@ -36,7 +36,7 @@ type NodePool struct {
 // is nodes and it has no weight, as in Karpenter v1.8.
 //
 // +kubebuilder:validation:XValidation:message="replicas cannot be added to or removed from an existing NodePool: a pool is static (replicas set) or dynamic for its whole life; create a new NodePool instead",rule="has(self.replicas) == has(oldSelf.replicas)"
-// +kubebuilder:validation:XValidation:message="a static NodePool (replicas set) may only limit nodes: remove the other limits",messageExpression="'a static NodePool (replicas set) may only limit nodes; got limits on ' + self.limits.filter(k, k != 'nodes').join(', ')",rule="!has(self.replicas) || !has(self.limits) || self.limits.all(k, k == 'nodes')"
+// +kubebuilder:validation:XValidation:message="a static NodePool (replicas set) may only limit nodes: remove cpu, memory and every other limit but nodes",rule="!has(self.replicas) || !has(self.limits) || self.limits.all(k, k == 'nodes')"
 // +kubebuilder:validation:XValidation:message="a static NodePool (replicas set) has no weight: no pending pod chooses it, so remove weight",rule="!has(self.replicas) || !has(self.weight)"
 type NodePoolSpec struct {
 	// Replicas makes the pool static: it keeps exactly this many nodes,

@@ -190,7 +190,7 @@ func TestValidation(t *testing.T) {
 	}{
 		{name: "cpu limit", mutate: func(p *nsv1.NodePool) {
 			p.Spec.Limits = nsv1.Limits{corev1.ResourceCPU: resource.MustParse("10"), nsv1.ResourceNodes: resource.MustParse("5")}
-		}, want: "may only limit nodes; got limits on cpu"},
+		}, want: "may only limit nodes: remove cpu"},
 		{name: "weight", mutate: func(p *nsv1.NodePool) { p.Spec.Weight = &w }, want: "has no weight"},
 		{name: "negative", mutate: func(p *nsv1.NodePool) { n := int64(-1); p.Spec.Replicas = &n }, want: "spec.replicas"},
 	}
