@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -220,5 +221,31 @@ func TestValidation(t *testing.T) {
 	dynamic.Spec.Replicas = &three
 	if err := h.Direct.Patch(ctx, dynamic, client.MergeFrom(base)); err == nil || !strings.Contains(err.Error(), "replicas cannot be added to or removed from") {
 		t.Errorf("adding replicas: %v", err)
+	}
+}
+
+// kubectl scale nodepool goes through the scale subresource: it reads the
+// pool's nodes and sets spec.replicas.
+func TestScaleSubresource(t *testing.T) {
+	ctx := context.Background()
+	name := fmt.Sprintf("scaled-%d", time.Now().UnixNano()%100000)
+	pool := staticPool(t, name, 2, 0)
+	scale := &autoscalingv1.Scale{}
+	if err := h.Direct.SubResource("scale").Get(ctx, pool, scale); err != nil {
+		t.Fatalf("reading the scale subresource: %v", err)
+	}
+	if scale.Spec.Replicas != 2 {
+		t.Fatalf("scale spec.replicas %d, want 2", scale.Spec.Replicas)
+	}
+	scale.Spec.Replicas = 4
+	if err := h.Direct.SubResource("scale").Update(ctx, pool, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatalf("scaling: %v", err)
+	}
+	got := &nsv1.NodePool{}
+	if err := h.Direct.Get(ctx, types.NamespacedName{Name: name}, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Replicas == nil || *got.Spec.Replicas != 4 {
+		t.Fatalf("spec.replicas %v after scaling to 4", got.Spec.Replicas)
 	}
 }
