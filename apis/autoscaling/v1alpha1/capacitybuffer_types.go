@@ -60,10 +60,12 @@ type ResourceList map[ResourceName]resource.Quantity
 // ActiveCapacity is the one provisioning strategy: keep the room launched.
 const ActiveCapacity = "buffer.x-k8s.io/active-capacity"
 
-// CapacityBufferSpec is what room to keep.
+// CapacityBufferSpec is what room to keep. The rules are upstream's (a
+// buffer with neither reference is accepted, as upstream accepts it, and
+// keeps no room; its status says why).
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.podTemplateRef) || has(self.replicas) || has(self.limits)",message="a buffer with podTemplateRef needs replicas or limits: they say how many chunks to keep"
-// +kubebuilder:validation:XValidation:rule="has(self.podTemplateRef) != has(self.scalableRef)",message="set exactly one of podTemplateRef and scalableRef"
+// +kubebuilder:validation:XValidation:rule="!(has(self.podTemplateRef) && has(self.scalableRef))",message="set one of podTemplateRef and scalableRef, not both"
 type CapacityBufferSpec struct {
 	// ProvisioningStrategy is how the buffer is kept; Nodesmith does
 	// buffer.x-k8s.io/active-capacity (the default) and reports any other

@@ -136,7 +136,7 @@ func TestValidation(t *testing.T) {
 		want string
 	}{
 		{name: "both refs", spec: cbv1.CapacityBufferSpec{PodTemplateRef: &cbv1.LocalObjectRef{Name: "a"}, ScalableRef: &cbv1.ScalableRef{Kind: "Deployment", Name: "b"}, Replicas: ptr.To[int32](1)},
-			want: "set exactly one of podTemplateRef and scalableRef"},
+			want: "set one of podTemplateRef and scalableRef, not both"},
 		{name: "podTemplateRef without a size", spec: cbv1.CapacityBufferSpec{PodTemplateRef: &cbv1.LocalObjectRef{Name: "a"}},
 			want: "needs replicas or limits"},
 		{name: "negative replicas", spec: cbv1.CapacityBufferSpec{PodTemplateRef: &cbv1.LocalObjectRef{Name: "a"}, Replicas: ptr.To[int32](-1)},
