@@ -93,7 +93,7 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 		{&pods, "pods", false}, {&nodes, "nodes", false}, {&claims, "nodeclaims", true}, {&pools, "nodepools", true},
 		{&ncs, "ec2nodeclasses", true}, {&dss, "daemonsets", false}, {&pdbs, "poddisruptionbudgets", false},
 		{&pvcs, "persistentvolumeclaims", false}, {&pvs, "persistentvolumes", false}, {&scs, "storageclasses", false},
-		{&pts, "podtemplates", false}, {&cbs, "capacitybuffers", true},
+		{&cbs, "capacitybuffers", true},
 	} {
 		err := c.List(ctx, l.list)
 		if err != nil && l.optional && meta.IsNoMatchError(err) {
@@ -107,6 +107,13 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 	s.Pods, s.Nodes, s.NodeClaims, s.NodePools = pods.Items, nodes.Items, claims.Items, pools.Items
 	s.EC2NodeClasses, s.DaemonSets, s.PodDisruptionBudgets = ncs.Items, dss.Items, pdbs.Items
 	s.PersistentVolumeClaims, s.PersistentVolumes, s.StorageClasses = pvcs.Items, pvs.Items, scs.Items
+	// PodTemplates only for the buffers that name them: a snapshot of a
+	// cluster without buffers needs no right to read them.
+	if len(cbs.Items) > 0 {
+		if err := c.List(ctx, &pts); err != nil {
+			return nil, nil, fmt.Errorf("listing podtemplates (capacity buffers name them): %w", err)
+		}
+	}
 	s.PodTemplates, s.CapacityBuffers = pts.Items, cbs.Items
 	for i := range s.Pods {
 		trim(&s.Pods[i].ObjectMeta)
