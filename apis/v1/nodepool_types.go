@@ -17,7 +17,9 @@ import (
 // +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=".spec.weight"
 // +kubebuilder:printcolumn:name="CPU",type=string,JSONPath=".status.resources.cpu",description="CPU launched by this pool"
 // +kubebuilder:printcolumn:name="CPU Limit",type=string,JSONPath=".spec.limits.cpu"
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=".spec.replicas",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.nodes
 type NodePool struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -29,7 +31,30 @@ type NodePool struct {
 }
 
 // NodePoolSpec is the desired shape of a pool's nodes.
+//
+// A static pool (replicas set) keeps a fixed number of nodes; its only limit
+// is nodes and it has no weight, as in Karpenter v1.8.
+//
+// +kubebuilder:validation:XValidation:message="replicas cannot be added to or removed from an existing NodePool: a pool is static (replicas set) or dynamic for its whole life; create a new NodePool instead",rule="has(self.replicas) == has(oldSelf.replicas)"
+// +kubebuilder:validation:XValidation:message="a static NodePool (replicas set) may only limit nodes: remove cpu, memory and every other limit but nodes",rule="!has(self.replicas) || !has(self.limits) || self.limits.all(k, k == 'nodes')"
+// +kubebuilder:validation:XValidation:message="a static NodePool (replicas set) has no weight: no pending pod chooses it, so remove weight",rule="!has(self.replicas) || !has(self.weight)"
 type NodePoolSpec struct {
+	// Replicas makes the pool static: it keeps exactly this many nodes,
+	// whatever the pods, launched from its template. Pending pods never
+	// launch nodes in a static pool (kube-scheduler still places pods on
+	// its nodes), consolidation never removes them, drift and expiry
+	// replace them (drift one node at a time, the replacement ready
+	// before the old node drains), and lowering replicas removes the
+	// least disruptive nodes first, whatever the disruption budgets say
+	// (PodDisruptionBudgets still pace the drain). limits.nodes caps the
+	// pool's nodes, replacements included: set it above replicas to leave
+	// room for a replacement. Once set it cannot be removed, nor added to
+	// a dynamic pool. kubectl scale nodepool works on it.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	Replicas *int64 `json:"replicas,omitempty"`
+
 	// Template is the shape of every NodeClaim the pool launches.
 	// +required
 	Template NodeClaimTemplate `json:"template"`
@@ -282,7 +307,8 @@ type NodePoolStatus struct {
 	// Nodes is the number of the pool's nodes.
 	// +optional
 	Nodes int64 `json:"nodes"`
-	// Conditions: Ready, ValidationSucceeded, NodeClassReady.
+	// Conditions: Ready, ValidationSucceeded, NodeClassReady, and
+	// ReplicasSatisfied on a static pool.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -294,7 +320,15 @@ const (
 	ConditionReady               = "Ready"
 	ConditionValidationSucceeded = "ValidationSucceeded"
 	ConditionNodeClassReady      = "NodeClassReady"
+	// ConditionReplicasSatisfied, on a static pool: True when it has
+	// spec.replicas nodes; False while it scales, or when limits.nodes
+	// holds it below replicas (reason NodeLimitExceeded).
+	ConditionReplicasSatisfied = "ReplicasSatisfied"
 )
+
+// IsStatic reports whether the pool keeps a fixed number of nodes
+// (spec.replicas set).
+func (np *NodePool) IsStatic() bool { return np.Spec.Replicas != nil }
 
 // +kubebuilder:object:root=true
 

@@ -161,6 +161,15 @@ var rbacAudit = map[string][]string{
 	"storage.k8s.io/storageclasses":          {"get", "list", "watch"},
 	"/events":                                {"create", "patch"},
 	"events.k8s.io/events":                   {"create", "patch"},
+	// The capacitybuffer controller: the buffers, their templates and the
+	// workloads a scalableRef names.
+	"autoscaling.x-k8s.io/capacitybuffers":        {"get", "list", "watch"},
+	"autoscaling.x-k8s.io/capacitybuffers/status": {"patch"},
+	"/podtemplates":     {"get", "list", "watch"},
+	"apps/deployments":  {"get", "list", "watch"},
+	"apps/replicasets":  {"get", "list", "watch"},
+	"apps/statefulsets": {"get", "list", "watch"},
+	"batch/jobs":        {"get", "list", "watch"},
 }
 
 func granted(rules []rbacv1.PolicyRule) map[string][]string {

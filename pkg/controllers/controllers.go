@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/controllers/capacitybuffer"
 	"github.com/nodesmith/nodesmith/pkg/controllers/costmetrics"
 	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
 	nsevents "github.com/nodesmith/nodesmith/pkg/controllers/events"
@@ -24,6 +25,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/podevents"
 	"github.com/nodesmith/nodesmith/pkg/controllers/provisioner"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	"github.com/nodesmith/nodesmith/pkg/controllers/staticpool"
 	"github.com/nodesmith/nodesmith/pkg/controllers/termination"
 	"github.com/nodesmith/nodesmith/pkg/disruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
@@ -165,9 +167,12 @@ func New(cfg Config) (*Set, error) {
 	})
 	s := &Set{Cluster: cluster, Provisioner: prov}
 	s.Controllers = append(s.Controllers,
+		capacitybuffer.New(kube, cluster, clk, prov.Trigger).Controller(),
 		provisioner.NewPodController(kube, cluster, prov).Controller(),
 		claims.Controller(),
 		nodepool.New(kube, cloud, clk, m).Controller(),
+		staticpool.New(kube, cloud, clk, rec, m, staticpool.Options{NewName: o.NewClaimName,
+			Solve: scheduling.Options{PreferencePolicy: o.PreferencePolicy}}).Controller(),
 	)
 	s.Controllers = append(s.Controllers, termination.New(kube, cloud, clk, rec, m).Controllers()...)
 	if cfg.NodeClasses != nil {

@@ -301,7 +301,11 @@ func TestConvertCases(t *testing.T) {
 		{name: "a pool that only buys reserved capacity is refused", in: strings.Replace(poolV1, "      nodeClassRef",
 			"      requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [reserved]}]\n      nodeClassRef", 1),
 			wantErr: "only launches reserved capacity"},
-		{name: "static pools are reported", in: poolV1 + "  replicas: 3\n", wantWarn: []string{"spec.replicas has no Nodesmith equivalent"}},
+		{name: "static pools stay static", in: poolV1 + "  replicas: 3\n",
+			check: func(r *Result) bool {
+				np := pools(r)["p"]
+				return np != nil && np.Spec.Replicas != nil && *np.Spec.Replicas == 3
+			}},
 		{name: "restricted template labels are dropped", in: strings.Replace(poolV1, "    spec:\n      nodeClassRef",
 			"    metadata: {labels: {karpenter.sh/nodepool: x, karpenter.sh/do-not-sync-taints: \"true\"}}\n    spec:\n      nodeClassRef", 1),
 			wantWarn: []string{"karpenter.sh/do-not-sync-taints has no Nodesmith equivalent", "karpenter.sh/nodepool is set per node"}},

@@ -38,6 +38,7 @@ func (c *converter) nodePool(doc map[string]any) {
 	}
 	spec.decode("limits", &np.Spec.Limits)
 	spec.decode("weight", &np.Spec.Weight)
+	spec.decode("replicas", &np.Spec.Replicas) // a static pool, as in Karpenter v1.8
 	spec.done()
 	root.done()
 	c.out = append(c.out, np)

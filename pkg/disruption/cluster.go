@@ -80,7 +80,10 @@ type working struct {
 	base      map[string]*scheduling.ExistingNode
 	baseOrder []string
 	// added are the replacements of this plan's actions, as in-flight nodes.
-	added      []*scheduling.ExistingNode
+	added []*scheduling.ExistingNode
+	// extra are nodes one simulation may fill besides the cluster's: a
+	// static node's replacement while its pods are placed (static.go).
+	extra      []*scheduling.ExistingNode
 	pools      []*scheduling.NodePool
 	poolByName map[string]*scheduling.NodePool
 	poolObjs   map[string]*nsv1.NodePool
@@ -249,6 +252,7 @@ func (w *working) build() {
 		w.byNode[n.Name] = ni
 	}
 	sort.Slice(w.nodes, func(i, j int) bool { return w.nodes[i].claim.Name < w.nodes[j].claim.Name })
+	w.placeBuffers()
 }
 
 // mustMove reports whether disrupting the pod's node moves the pod: DaemonSet
@@ -358,18 +362,7 @@ func (w *working) commit(a *Action, plan *scheduling.Plan) {
 }
 
 // claimPlanLabels are the labels a planned claim's node will carry.
-func claimPlanLabels(cp *scheduling.ClaimPlan) map[string]string {
-	out := map[string]string{}
-	for _, r := range cp.Requirements.NodeSelectorRequirements() {
-		if r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 {
-			out[r.Key] = r.Values[0]
-		}
-	}
-	for k, v := range cp.Labels {
-		out[k] = v
-	}
-	return out
-}
+func claimPlanLabels(cp *scheduling.ClaimPlan) map[string]string { return provisioning.PlanLabels(cp) }
 
 // chargeUsage adds a replacement to its pool's usage as provisioning.Usage
 // counts an in-flight claim: the largest capacity among its options, so
@@ -479,5 +472,6 @@ func (w *working) existing(skip map[string]bool) []*scheduling.ExistingNode {
 		}
 		out = append(out, w.solverNode(name))
 	}
-	return append(out, w.added...)
+	out = append(out, w.added...)
+	return append(out, w.extra...)
 }

@@ -11,6 +11,7 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
 // blocker says why no method may disrupt n at all, if anything does: it is
@@ -32,7 +33,7 @@ func (w *working) blocker(n *nodeInfo, pdbs []pdbView) (SkipReason, string, bool
 		return SkipReplacementInProgress, fmt.Sprintf("node %s replaces nodes of disruption command %s that still exist", n.name, cmd), true
 	}
 	for _, p := range n.pods {
-		if lifecycle.IsTerminal(p) {
+		if lifecycle.IsTerminal(p) || provisioning.IsBufferPod(p) {
 			continue
 		}
 		if blocked, until, why := lifecycle.DoNotDisrupt(p, w.in.Now); blocked {
@@ -43,6 +44,9 @@ func (w *working) blocker(n *nodeInfo, pdbs []pdbView) (SkipReason, string, bool
 		}
 	}
 	for _, p := range n.movable {
+		if provisioning.IsBufferPod(p) {
+			continue // room, not a pod: nothing to evict
+		}
 		if pdb := blockingPDB(pdbs, p); pdb != nil {
 			return SkipPodDisruptionBudget, fmt.Sprintf("PodDisruptionBudget %s/%s allows no eviction of pod %s now", pdb.Namespace, pdb.Name, p.Name), true
 		}

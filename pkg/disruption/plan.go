@@ -88,6 +88,9 @@ func compute(in Input) (*Plan, *working, error) {
 	// Disrupting to the interruption handler.
 	var consolidable, settled []*nodeInfo
 	for _, n := range eligible {
+		if n.static() {
+			continue // drift may still replace it; see below
+		}
 		if !n.marked {
 			consolidable = append(consolidable, n)
 			// A spot-fallback node whose return to spot just failed is not
@@ -104,6 +107,12 @@ func compute(in Input) (*Plan, *working, error) {
 	}{{w.repack, consolidable}, {w.emptiness, consolidable}, {w.drift, eligible}, {w.returnToSpot, consolidable}, {w.consolidation, settled}} {
 		if err := step.run(step.nodes, out); err != nil {
 			return nil, nil, err
+		}
+	}
+	for _, n := range eligible {
+		if n.static() && !n.removed {
+			w.skip(n, SkipStaticNodePool, fmt.Sprintf("node %s belongs to static nodepool %s (replicas %d): consolidation never removes its nodes",
+				n.name, n.poolName(), *n.pool.Spec.Replicas))
 		}
 	}
 	for _, s := range w.skips {
@@ -223,6 +232,11 @@ func (w *working) replaceEach(eligible []*nodeInfo, out *Plan, m Method, reason 
 		}
 		why, ok := due(n)
 		if !ok {
+			continue
+		}
+		if n.static() && w.staticBusy(n.poolName()) {
+			w.skip(n, SkipStaticReplacementInProgress, fmt.Sprintf("node %s %s; another node of static nodepool %s is being replaced, and its nodes are replaced one at a time",
+				n.name, why, n.poolName()))
 			continue
 		}
 		out.Candidates[reason]++

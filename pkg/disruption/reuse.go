@@ -113,6 +113,10 @@ func (w *working) fingerprint() (uint64, bool) {
 	for _, o := range snap.NodeClaims {
 		h.bool(w.in.Disrupting != nil && w.in.Disrupting(o.Name))
 	}
+	h.int(len(w.in.BufferPods))
+	for _, p := range w.in.BufferPods {
+		h.str(string(p.UID))
+	}
 	classes := make([]*awsv1.EC2NodeClass, 0, len(w.in.NodeClasses))
 	for _, name := range sortedKeys(w.in.NodeClasses) {
 		classes = append(classes, w.in.NodeClasses[name])

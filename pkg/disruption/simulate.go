@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
@@ -65,14 +66,37 @@ func (w *working) newAction(m Method, r nsv1.DisruptionReason, cands []*nodeInfo
 // method; a forced one goes anyway, and they wait Pending.
 func (w *working) replaceAll(n *nodeInfo, m Method, r nsv1.DisruptionReason, why string, forced bool) (*Action, *scheduling.Plan, SkipReason, string, error) {
 	a := w.newAction(m, r, []*nodeInfo{n}, why)
+	// A static pool's node is replaced by a node of its pool, which its
+	// pods may take (static.go).
+	var static *scheduling.ClaimPlan
+	if n.static() {
+		cp, whyNot := w.staticReplacement(n)
+		if cp == nil && !forced {
+			return nil, nil, SkipStaticNodeLimit, fmt.Sprintf("%s: %s; %s", describe(n), why, whyNot), nil
+		}
+		static = cp
+	}
 	if len(n.movable) == 0 {
 		a.Savings = n.price
 		a.Message = fmt.Sprintf("%s: %s; it runs no pods that must move, deleting it", describe(n), why)
+		if static != nil {
+			a.Replacements = []*scheduling.ClaimPlan{static}
+			a.Savings = n.price - static.Price()
+			a.Message = fmt.Sprintf("%s: %s; replacing it with a node of static nodepool %s (%d launch options from $%.4f/h)",
+				describe(n), why, n.poolName(), len(static.Options), static.Price())
+		}
 		return a, nil, "", "", nil
 	}
+	if static != nil {
+		w.extra = []*scheduling.ExistingNode{provisioning.ClaimRoom(static, false)}
+	}
 	plan, err := w.simulate([]*nodeInfo{n})
+	w.extra = nil
 	if err != nil {
 		return nil, nil, "", "", err
+	}
+	if static != nil {
+		a.Replacements = append(a.Replacements, static)
 	}
 	stranded := ""
 	if k := len(plan.Unschedulable); k > 0 {

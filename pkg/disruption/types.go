@@ -95,6 +95,12 @@ type Input struct {
 	// marking the snapshot may not show yet; they count against budgets and
 	// are no candidates. May be nil.
 	Disrupting func(claim string) bool
+	// BufferPods are the capacity buffers' virtual pods
+	// (provisioning.BufferPods). Each that fits on a node now is taken as
+	// that node's pod: its room is no waste, so a node holding buffer room
+	// is not empty and consolidation must find the room elsewhere before
+	// it removes the node. May be nil.
+	BufferPods []*corev1.Pod
 	Now        time.Time
 	Options    Options
 	// Previous is the caller's last plan, if any. When nothing the plan

@@ -16,15 +16,17 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/whatif"
 )
 
-// Scheme knows the built-in kinds and both Nodesmith API groups.
+// Scheme knows the built-in kinds, both Nodesmith API groups and
+// CapacityBuffer's.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme, cbv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("building the scheme: %w", err)
 		}
@@ -79,6 +81,8 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 		pvcs   corev1.PersistentVolumeClaimList
 		pvs    corev1.PersistentVolumeList
 		scs    storagev1.StorageClassList
+		pts    corev1.PodTemplateList
+		cbs    cbv1.CapacityBufferList
 	)
 	var warnings []string
 	for _, l := range []struct {
@@ -89,6 +93,7 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 		{&pods, "pods", false}, {&nodes, "nodes", false}, {&claims, "nodeclaims", true}, {&pools, "nodepools", true},
 		{&ncs, "ec2nodeclasses", true}, {&dss, "daemonsets", false}, {&pdbs, "poddisruptionbudgets", false},
 		{&pvcs, "persistentvolumeclaims", false}, {&pvs, "persistentvolumes", false}, {&scs, "storageclasses", false},
+		{&cbs, "capacitybuffers", true},
 	} {
 		err := c.List(ctx, l.list)
 		if err != nil && l.optional && meta.IsNoMatchError(err) {
@@ -102,6 +107,14 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 	s.Pods, s.Nodes, s.NodeClaims, s.NodePools = pods.Items, nodes.Items, claims.Items, pools.Items
 	s.EC2NodeClasses, s.DaemonSets, s.PodDisruptionBudgets = ncs.Items, dss.Items, pdbs.Items
 	s.PersistentVolumeClaims, s.PersistentVolumes, s.StorageClasses = pvcs.Items, pvs.Items, scs.Items
+	// PodTemplates only for the buffers that name them: a snapshot of a
+	// cluster without buffers needs no right to read them.
+	if len(cbs.Items) > 0 {
+		if err := c.List(ctx, &pts); err != nil {
+			return nil, nil, fmt.Errorf("listing podtemplates (capacity buffers name them): %w", err)
+		}
+	}
+	s.PodTemplates, s.CapacityBuffers = pts.Items, cbs.Items
 	for i := range s.Pods {
 		trim(&s.Pods[i].ObjectMeta)
 	}
@@ -132,6 +145,12 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 	}
 	for i := range s.StorageClasses {
 		trim(&s.StorageClasses[i].ObjectMeta)
+	}
+	for i := range s.PodTemplates {
+		trim(&s.PodTemplates[i].ObjectMeta)
+	}
+	for i := range s.CapacityBuffers {
+		trim(&s.CapacityBuffers[i].ObjectMeta)
 	}
 	return s, warnings, nil
 }

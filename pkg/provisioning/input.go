@@ -117,7 +117,8 @@ func UsablePools(snap *Snapshot) []*nsv1.NodePool {
 // BuildInput is the solver's input for one cycle: the pending pods, the
 // nodes and in-flight claims they may fill (held pods counted on their
 // targets), and every usable pool that has instance types in typesByPool
-// (a pool whose types could not be fetched is left out). It also returns
+// (a pool whose types could not be fetched is left out; so is a static
+// pool, whose nodes no pod launches). It also returns
 // the pools by name, for turning planned claims into NodeClaims.
 func BuildInput(snap *Snapshot, pending Pending, typesByPool map[string][]*catalog.InstanceType, opts scheduling.Options) (scheduling.Input, map[string]*nsv1.NodePool) {
 	pools, byName := poolsOf(snap, typesByPool)
@@ -142,6 +143,9 @@ func poolsOf(snap *Snapshot, typesByPool map[string][]*catalog.InstanceType) ([]
 	var out []*scheduling.NodePool
 	byName := map[string]*nsv1.NodePool{}
 	for _, np := range UsablePools(snap) {
+		if np.IsStatic() {
+			continue // its nodes come from StaticPlan, never from pending pods
+		}
 		its, ok := typesByPool[np.Name]
 		if !ok {
 			continue

@@ -224,6 +224,8 @@ func eventKind(e scenario.Event) string {
 		return "rebalanceRecommendation"
 	case e.AMIRelease != nil:
 		return "amiRelease"
+	case e.ScaleNodePool != nil:
+		return "scaleNodePool"
 	}
 	return "event"
 }

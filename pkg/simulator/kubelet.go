@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"fmt"
+	"github.com/nodesmith/nodesmith/pkg/simulator/output"
 	"sort"
 	"strings"
 	"time"
@@ -213,6 +214,9 @@ func (k *kubelets) run(p *pod) {
 		return
 	}
 	s.setState(p, podRunning)
+	if !p.daemon {
+		s.podStarts = append(s.podStarts, output.PodStart{Pod: p.key.Name, Created: p.createdAt, Running: s.now})
+	}
 	if !p.daemon && !s.firstPodRunning.Reached {
 		s.firstPodRunning = reached(s.now)
 	}

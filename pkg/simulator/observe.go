@@ -91,6 +91,7 @@ func (s *Sim) result() *output.Result {
 		Launches:        launches,
 		LaunchFailures:  s.failures,
 		PodsCreated:     s.podsCreated,
+		PodStarts:       s.podStarts,
 		FirstPodRunning: s.firstPodRunning,
 		AllPodsRunning:  s.allPodsRunning,
 		QueueEmpty:      s.queueEmpty,

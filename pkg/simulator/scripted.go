@@ -45,6 +45,8 @@ func (s *Sim) scripted(e scenario.Event) {
 		ids := s.world.ReleaseImages(e.AMIRelease.Release)
 		s.note("AMI release %s published: %d new Amazon images behind the public SSM parameters (%s…); nodes on the old images drift once their node class resolves the new ones",
 			e.AMIRelease.Release, len(ids), strings.Join(ids[:min(2, len(ids))], ", "))
+	case e.ScaleNodePool != nil:
+		s.scaleNodePool(*e.ScaleNodePool)
 	case e.PriceChange != nil:
 		pc := e.PriceChange
 		n := s.forPools(pc.InstanceType, pc.Zone, pc.CapacityType, func(p fakeaws.Pool) {
@@ -119,6 +121,22 @@ func (s *Sim) deleteNodes(d scenario.DeleteNodes) {
 	if n == 0 {
 		s.note("deleteNodes: pool %s has no registered node", d.Pool)
 	}
+}
+
+// scaleNodePool sets a static pool's replicas, as kubectl scale does.
+func (s *Sim) scaleNodePool(sc scenario.ScaleNodePool) {
+	np := &nsv1.NodePool{}
+	if err := s.kube.Get(s.ctx, client.ObjectKey{Name: sc.Pool}, np); err != nil {
+		s.fail(fmt.Errorf("scaling nodepool %s: %w", sc.Pool, err))
+		return
+	}
+	base := np.DeepCopy()
+	np.Spec.Replicas = &sc.Replicas
+	if err := s.kube.Patch(s.ctx, np, client.MergeFrom(base)); err != nil {
+		s.fail(fmt.Errorf("scaling nodepool %s: %w", sc.Pool, err))
+		return
+	}
+	s.note("nodepool %s scaled to %d replicas by the scenario, as kubectl scale nodepool would", sc.Pool, sc.Replicas)
 }
 
 func describeMatch(instanceType, zone, capacityType string) string {

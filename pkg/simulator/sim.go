@@ -106,6 +106,7 @@ type Sim struct {
 	noted    map[string]bool
 	samples  []output.Sample
 
+	podStarts                                               []output.PodStart
 	podsCreated                                             int
 	seqPods                                                 int
 	firstPodRunning, allPodsRunning, queueEmpty, backToBase output.Milestone

@@ -21,6 +21,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
@@ -155,7 +156,7 @@ func (s *Sim) setupAWS() error {
 // Scheme holds the kinds the simulated API server stores.
 func Scheme() (*runtime.Scheme, error) {
 	sch := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme, cbv1.AddToScheme} {
 		if err := add(sch); err != nil {
 			return nil, err
 		}
@@ -279,6 +280,24 @@ func (s *Sim) setupKube() error {
 		}
 		if err := s.kube.Create(s.ctx, pdb); err != nil {
 			return fmt.Errorf("creating PodDisruptionBudget %s: %w", pdb.Name, err)
+		}
+	}
+	for i := range s.sc.PodTemplates {
+		pt := s.sc.PodTemplates[i].DeepCopy()
+		if pt.Namespace == "" {
+			pt.Namespace = "default"
+		}
+		if err := s.kube.Create(s.ctx, pt); err != nil {
+			return fmt.Errorf("creating PodTemplate %s: %w", pt.Name, err)
+		}
+	}
+	for i := range s.sc.CapacityBuffers {
+		b := s.sc.CapacityBuffers[i].DeepCopy()
+		if b.Namespace == "" {
+			b.Namespace = "default"
+		}
+		if err := s.kube.Create(s.ctx, b); err != nil {
+			return fmt.Errorf("creating CapacityBuffer %s: %w", b.Name, err)
 		}
 	}
 	return s.createStorage()

@@ -136,8 +136,9 @@ func ExplainNode(snap *Snapshot, name string, opts Options) (*NodeReport, error)
 	r.PoolNodes, r.Disrupting = ledger.Nodes, ledger.Disrupting
 	r.Budgets = budgets(pool.Spec.Disruption.Budgets, ledger.Nodes, now)
 	types, _ := w.poolTypes()
+	buffered, _ := w.bufferPods()
 	plan, err := disruption.Compute(disruption.Input{Snapshot: w.idx, InstanceTypes: types, NodeClasses: w.classes,
-		Now: now, Options: disruption.Options{Solve: w.opts.Solve, NodeRepair: w.opts.NodeRepair}})
+		BufferPods: buffered, Now: now, Options: disruption.Options{Solve: w.opts.Solve, NodeRepair: w.opts.NodeRepair}})
 	if err != nil {
 		return nil, fmt.Errorf("planning disruption: %w", err)
 	}

@@ -57,6 +57,11 @@ type PlanResult struct {
 	Unpriced []string `json:"unpriced,omitempty"`
 	// LeftOut are pools the plan could not use, with why.
 	LeftOut []PoolNote `json:"leftOut,omitempty"`
+	// BufferPods are the capacity buffers' virtual pods planned after the
+	// pods (their room is in New and Claims); BufferNotes say which
+	// buffers keep no room in the snapshot and why.
+	BufferPods  int      `json:"bufferPods,omitempty"`
+	BufferNotes []string `json:"bufferNotes,omitempty"`
 }
 
 // Claim is one planned NodeClaim: its pods and its cheapest option.
@@ -109,11 +114,23 @@ func Plan(snap *Snapshot, mode Mode, opts Options) (*PlanResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("solving %d pods: %w", len(in.Pods), err)
 	}
+	// Capacity buffers' room comes after the pods, as in the provisioner.
+	buffered, bufferNotes := w.bufferPods()
+	out.BufferNotes = bufferNotes
+	newClaims := plan.NewClaims
+	if len(buffered) > 0 {
+		bp, err := scheduling.Solve(provisioning.BufferInput(in, plan, buffered))
+		if err != nil {
+			return nil, fmt.Errorf("solving %d capacity buffer pods: %w", len(buffered), err)
+		}
+		out.BufferPods = len(buffered)
+		newClaims = append(append([]*scheduling.ClaimPlan(nil), newClaims...), bp.NewClaims...)
+	}
 	out.Plan = plan
 	out.Nominated = len(plan.Nominations)
 	var items []cost.Item
 	var onNew []*corev1.Pod
-	for _, c := range plan.NewClaims {
+	for _, c := range newClaims {
 		if len(c.Options) == 0 {
 			continue
 		}

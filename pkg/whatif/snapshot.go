@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
@@ -44,6 +45,10 @@ type Snapshot struct {
 	PersistentVolumeClaims []corev1.PersistentVolumeClaim `json:"persistentVolumeClaims,omitempty"`
 	PersistentVolumes      []corev1.PersistentVolume      `json:"persistentVolumes,omitempty"`
 	StorageClasses         []storagev1.StorageClass       `json:"storageClasses,omitempty"`
+	// CapacityBuffers and the PodTemplates they name: the room plan keeps
+	// and explain node counts as used (provisioning.ResolveBuffer).
+	PodTemplates    []corev1.PodTemplate  `json:"podTemplates,omitempty"`
+	CapacityBuffers []cbv1.CapacityBuffer `json:"capacityBuffers,omitempty"`
 
 	// UnavailableOfferings are offerings to treat as out of capacity, as
 	// the controller's insufficient-capacity cache would. That cache lives

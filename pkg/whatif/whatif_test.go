@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
@@ -285,6 +286,14 @@ func TestExplainNode(t *testing.T) {
 			mutate: func(s *Snapshot) {
 				s.NodePools[0].Spec.Disruption.ConsolidationPolicy = nsv1.ConsolidationPolicyWhenEmpty
 			}},
+		// A chunk of 1700m/4Gi fits only in node-a's room: node-a is not
+		// empty, and a repack carries the chunk as a fourth pod.
+		{name: "empty but holding a capacity buffer's room", node: "node-a", managed: true, method: "MultiNodeConsolidation", reason: "for their 4 pods",
+			mutate: func(s *Snapshot) {
+				empty(s)
+				withBuffer(s, 1)
+				s.NodePools[0].Spec.Disruption.Budgets = []nsv1.Budget{{Nodes: "100%"}}
+			}},
 		{name: "not ours", node: "other", mutate: func(s *Snapshot) {
 			s.Nodes = append(s.Nodes, corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "other"}})
 		}},
@@ -388,3 +397,34 @@ func TestExplainNodeRepair(t *testing.T) {
 		})
 	}
 }
+
+// withBuffer adds a CapacityBuffer of n chunks of 1700m/4Gi.
+func withBuffer(s *Snapshot, n int32) {
+	tmpl := corev1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "chunk"}}
+	tmpl.Template.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("1700m"), corev1.ResourceMemory: resource.MustParse("4Gi")}}}}
+	s.PodTemplates = append(s.PodTemplates, tmpl)
+	s.CapacityBuffers = append(s.CapacityBuffers, cbv1.CapacityBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "warm"},
+		Spec: cbv1.CapacityBufferSpec{PodTemplateRef: &cbv1.LocalObjectRef{Name: "chunk"}, Replicas: &n}})
+}
+
+// plan --pending keeps a capacity buffer's room as the provisioner does:
+// after the pods, on new nodes when the existing ones have none.
+func TestPlanPendingKeepsBufferRoom(t *testing.T) {
+	s := baseSnapshot()
+	withBuffer(s, 2)
+	s.CapacityBuffers = append(s.CapacityBuffers, cbv1.CapacityBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "scaled"},
+		Spec: cbv1.CapacityBufferSpec{ScalableRef: &cbv1.ScalableRef{APIGroup: "apps", Kind: "Deployment", Name: "web"}, Replicas: ptrTo[int32](1)}})
+	r, err := Plan(s, ModePending, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.BufferPods != 2 || r.New.Nodes == 0 {
+		t.Fatalf("plan = %+v, want room for the 2 chunks on new nodes", r)
+	}
+	if len(r.BufferNotes) != 1 || !strings.Contains(r.BufferNotes[0], "default/scaled") {
+		t.Errorf("buffer notes %v, want the scalableRef buffer named", r.BufferNotes)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

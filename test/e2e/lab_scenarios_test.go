@@ -51,6 +51,7 @@ func TestLab(t *testing.T) {
 		{"13_roll_ami_and_expire_after", rollAMIAndExpire},
 		{"14_kube_scheduler_judges_topology", kubeSchedulerJudgesTopology},
 		{"15_node_repair_replaces_an_unhealthy_node", nodeRepair},
+		{"16_capacity_buffer_keeps_a_node_warm", bufferKeepsANodeWarm},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {

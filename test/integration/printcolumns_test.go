@@ -63,7 +63,7 @@ func TestPrinterColumns(t *testing.T) {
 		{
 			name:    "nodepools",
 			path:    "/apis/nodesmith.sh/v1/nodepools/columns",
-			columns: []string{"Name", "NodeClass", "Nodes", "Ready", "Weight", "CPU", "CPU Limit", "Age"},
+			columns: []string{"Name", "NodeClass", "Nodes", "Ready", "Weight", "CPU", "CPU Limit", "Replicas", "Age"},
 			wantCells: map[string]any{
 				"Name": "columns", "NodeClass": "default", "Nodes": float64(3), "Ready": "True",
 				"Weight": float64(10), "CPU": "12", "CPU Limit": "100",

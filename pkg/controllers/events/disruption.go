@@ -72,3 +72,25 @@ func ReturnToSpotBackoff(o object, msg string) Event {
 func Repairing(o object, msg string) Event {
 	return obj(o, corev1.EventTypeWarning, ReasonRepairing, "Repair", msg)
 }
+
+// Reasons of static pool events.
+const (
+	ReasonStaticScaled            = "StaticScaled"
+	ReasonStaticNodeLimitExceeded = "NodeLimitExceeded"
+	ReasonStaticLaunchFailed      = "StaticLaunchFailed"
+)
+
+// StaticScaled: a static pool launched or removed nodes toward its replicas.
+func StaticScaled(o object, msg string) Event {
+	return obj(o, corev1.EventTypeNormal, ReasonStaticScaled, "Scale", msg)
+}
+
+// StaticNodeLimitExceeded: a static pool's replicas exceed its limits.nodes.
+func StaticNodeLimitExceeded(o object, msg string) Event {
+	return obj(o, corev1.EventTypeWarning, ReasonStaticNodeLimitExceeded, "Scale", msg)
+}
+
+// StaticLaunchFailed: a static pool could plan no node (no instance type fits).
+func StaticLaunchFailed(o object, msg string) Event {
+	return obj(o, corev1.EventTypeWarning, ReasonStaticLaunchFailed, "Scale", msg)
+}

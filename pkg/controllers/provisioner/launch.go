@@ -66,13 +66,22 @@ func (p *Provisioner) createAll(ctx context.Context, byName map[string]*nsv1.Nod
 // created records a claim the API server accepted: its pods are nominated
 // to it, and it is counted and announced.
 func (p *Provisioner) created(pool *nsv1.NodePool, cp *scheduling.ClaimPlan, claim *nsv1.NodeClaim) {
+	buffered := 0
 	for _, pod := range cp.Pods {
+		if provisioning.IsBufferPod(pod) {
+			buffered++ // a capacity buffer's room: no pod to nominate
+			continue
+		}
 		p.cluster.Nominate(pod.UID, claim.Name)
 	}
 	p.recent.add(claim)
 	p.metrics.NodeClaimsCreated.WithLabelValues(pool.Name, "provisioning").Inc()
-	p.recorder.Publish(events.Normal(claim, "Created", "Provision", fmt.Sprintf("for %d pods, %d launch options from $%.4f/h",
-		len(cp.Pods), len(cp.Options), cp.Price())))
+	what := fmt.Sprintf("for %d pods", len(cp.Pods)-buffered)
+	if buffered > 0 {
+		what += fmt.Sprintf(" and %d capacity buffer chunks", buffered)
+	}
+	p.recorder.Publish(events.Normal(claim, "Created", "Provision", fmt.Sprintf("%s, %d launch options from $%.4f/h",
+		what, len(cp.Options), cp.Price())))
 }
 
 // launchAll launches the claims together (their launch marks are held):

@@ -183,18 +183,32 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 		p.recorder.Publish(events.PodBlocked(b.Pod, b.Reason))
 	}
 	pending := gathered.Pods
+	buffered := p.cluster.BufferPods()
 	p.metrics.PodsPending.Set(float64(len(pending)))
 	if len(pending) == 0 {
 		p.metrics.PodsUnschedulable.Set(0)
-		return false, nil
+		if len(buffered) == 0 {
+			return false, nil
+		}
 	}
 	in, byName := provisioning.BuildInput(snap, gathered, p.pools(ctx, snap), p.opts.Solve)
 	p.metrics.QueueDepth.Set(float64(len(pending)))
-	plan, err := scheduling.Solve(in)
-	p.metrics.SchedulingDuration.Observe(p.clk.Since(start).Seconds())
-	if err != nil {
-		return false, fmt.Errorf("solving %d pending pods: %w", len(pending), err)
+	plan := &scheduling.Plan{}
+	if len(pending) > 0 {
+		if plan, err = scheduling.Solve(in); err != nil {
+			return false, fmt.Errorf("solving %d pending pods: %w", len(pending), err)
+		}
 	}
+	// Capacity buffers' virtual pods come last: they get the room the
+	// real pods' plan leaves, and new claims for the rest
+	// (provisioning.BufferInput). They are never nominated nor reported.
+	var buffers *scheduling.Plan
+	if len(buffered) > 0 {
+		if buffers, err = scheduling.Solve(provisioning.BufferInput(in, plan, buffered)); err != nil {
+			return false, fmt.Errorf("solving %d capacity buffer pods: %w", len(buffered), err)
+		}
+	}
+	p.metrics.SchedulingDuration.Observe(p.clk.Since(start).Seconds())
 	p.metrics.PodsUnschedulable.Set(float64(len(plan.Unschedulable)))
 	for _, n := range plan.Nominations {
 		p.cluster.Nominate(n.Pod.UID, n.Node)
@@ -203,9 +217,16 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 	for _, u := range plan.Unschedulable {
 		p.recorder.Publish(events.PodUnschedulable(u.Pod, u.Reason))
 	}
-	claims := p.createAll(ctx, byName, plan.NewClaims)
+	newClaims := plan.NewClaims
+	if buffers != nil {
+		newClaims = append(append([]*scheduling.ClaimPlan(nil), newClaims...), buffers.NewClaims...)
+	}
+	claims := p.createAll(ctx, byName, newClaims)
 	kv := []any{"pending", len(pending), "nominated", len(plan.Nominations), "newClaims", len(claims),
 		"unschedulable", len(plan.Unschedulable), "duration", p.clk.Since(start).String()}
+	if buffers != nil {
+		kv = append(kv, "bufferPods", len(buffered), "bufferClaims", len(buffers.NewClaims), "bufferUnplaced", len(buffers.Unschedulable))
+	}
 	if len(plan.Unschedulable) > 0 {
 		kv = append(kv, "firstUnschedulable", plan.Unschedulable[0].Reason)
 	}

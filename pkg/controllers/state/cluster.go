@@ -32,6 +32,7 @@ type Cluster struct {
 	mu          sync.Mutex
 	nominations map[types.UID]nomination
 	launching   map[string]struct{}
+	buffers     map[string][]*corev1.Pod
 }
 
 type nomination struct {

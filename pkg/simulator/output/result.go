@@ -70,6 +70,8 @@ type Result struct {
 	LaunchFailures map[string]int
 
 	PodsCreated int
+	// PodStarts are the workload pods that reached Running, in that order.
+	PodStarts []PodStart
 	// FirstPodRunning: the first workload pod that had to wait for a new node is Running.
 	FirstPodRunning Milestone
 	// AllPodsRunning: the first time every wanted pod was Running after the first scale-up.
@@ -202,4 +204,11 @@ type Replacement struct {
 // FormatDuration prints 4m35s style durations, to the second.
 func FormatDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
+}
+
+// PodStart is one workload pod's way to Running.
+type PodStart struct {
+	Pod string
+	// Created and Running are offsets from the run's start.
+	Created, Running time.Duration
 }

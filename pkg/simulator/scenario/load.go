@@ -241,15 +241,19 @@ func (s *Scenario) Validate() error {
 		pdbs[key] = true
 	}
 	s.validateStorage(add)
+	static := map[string]bool{}
+	for _, np := range s.NodePools {
+		static[np.Name] = np.IsStatic()
+	}
 	for i, e := range s.Events {
 		n := 0
-		for _, set := range []bool{e.SendMessages != nil, e.SpotInterruption != nil, e.ICE != nil, e.PriceChange != nil, e.DeleteNodes != nil, e.RebalanceRecommendation != nil, e.AMIRelease != nil, e.NodeCondition != nil} {
+		for _, set := range []bool{e.SendMessages != nil, e.SpotInterruption != nil, e.ICE != nil, e.PriceChange != nil, e.DeleteNodes != nil, e.RebalanceRecommendation != nil, e.AMIRelease != nil, e.NodeCondition != nil, e.ScaleNodePool != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			add("event %d (at %s): exactly one of sendMessages, spotInterruption, rebalanceRecommendation, ice, priceChange, deleteNodes, amiRelease, nodeCondition must be set", i, e.At.Duration)
+			add("event %d (at %s): exactly one of sendMessages, spotInterruption, rebalanceRecommendation, ice, priceChange, deleteNodes, amiRelease, nodeCondition, scaleNodePool must be set", i, e.At.Duration)
 		}
 		if e.At.Duration < 0 || e.At.Duration > s.Duration.Duration {
 			add("event %d: at %s is outside the run", i, e.At.Duration)
@@ -270,6 +274,9 @@ func (s *Scenario) Validate() error {
 		}
 		if d := e.DeleteNodes; d != nil && (!names["pool/"+d.Pool] || d.Count < 0) {
 			add("event %d: deleteNodes needs one of the nodePools and a non-negative count, got pool %q count %d", i, d.Pool, d.Count)
+		}
+		if sc := e.ScaleNodePool; sc != nil && (!static[sc.Pool] || sc.Replicas < 0) {
+			add("event %d: scaleNodePool needs a static nodePool (one with spec.replicas) and a non-negative replicas, got pool %q replicas %d", i, sc.Pool, sc.Replicas)
 		}
 	}
 	return errors.Join(errs...)

@@ -7,6 +7,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 )
@@ -37,6 +38,10 @@ type Scenario struct {
 	// down at once (namespace default when unset), as the API server's
 	// eviction subresource enforces them.
 	PodDisruptionBudgets []policyv1.PodDisruptionBudget `json:"podDisruptionBudgets,omitempty"`
+	// PodTemplates and CapacityBuffers (autoscaling.x-k8s.io) created at
+	// t=0 (namespace default when unset).
+	PodTemplates    []corev1.PodTemplate  `json:"podTemplates,omitempty"`
+	CapacityBuffers []cbv1.CapacityBuffer `json:"capacityBuffers,omitempty"`
 	// Storage for pods' volumes, created at t=0 (claims in namespace
 	// default when unset): a pod template naming a claim gets its
 	// volume's topology. Nothing provisions or binds volumes during the
@@ -197,6 +202,9 @@ type Event struct {
 	// NodeCondition makes nodes unhealthy: the kubelet goes NotReady, or
 	// a node monitoring agent reports a failing condition.
 	NodeCondition *NodeCondition `json:"nodeCondition,omitempty"`
+	// ScaleNodePool sets a static NodePool's spec.replicas, as
+	// kubectl scale nodepool would.
+	ScaleNodePool *ScaleNodePool `json:"scaleNodePool,omitempty"`
 }
 
 // NodeCondition sets a condition on Count (default 1) of a pool's running
@@ -221,6 +229,13 @@ type NodeCondition struct {
 	Count  int    `json:"count,omitempty"`
 	Type   string `json:"type,omitempty"`
 	Status string `json:"status,omitempty"`
+}
+
+// ScaleNodePool names a static pool (one with spec.replicas) and its new
+// replica count.
+type ScaleNodePool struct {
+	Pool     string `json:"pool"`
+	Replicas int64  `json:"replicas"`
 }
 
 // AMIRelease names the new release; the images' names end in it.
