@@ -84,6 +84,7 @@ func (s *solver) buildFlex(p *pool) {
 		}
 		p.mv = append(p.mv, mk)
 	}
+	p.mvCharged = len(p.mv) > 0 && !s.opts.ChargeExpectedLaunch
 	s.buildFlexTargets(p)
 }
 
@@ -523,6 +524,15 @@ func (b *bin) charged() vec {
 // mode the minValues options are the lean ones (leanCharge), not the
 // cheapest.
 func (s *solver) limitCharge(b *bin, f *poolFit, mask uint64, req vec, cur int) vec {
+	if !b.p.mvCharged {
+		return b.p.types[cur].capacity.clone()
+	}
+	return s.mvCharge(b, f, mask, req, cur)
+}
+
+// mvCharge is the largest capacity among the options a claim of b plus one
+// pod of request req keeps for minValues (see limitCharge).
+func (s *solver) mvCharge(b *bin, f *poolFit, mask uint64, req vec, cur int) vec {
 	p := b.p
 	out := p.types[cur].capacity.clone()
 	needMV := b.flex.needMV

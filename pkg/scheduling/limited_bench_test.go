@@ -326,17 +326,19 @@ func BenchmarkSolveLimited(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, mix := range limitedMixes {
-		for _, minValues := range []bool{true, false} {
+		for _, variant := range []struct {
+			minValues, expected bool
+			suffix              string
+		}{{true, false, ""}, {false, false, "-without-minValues"}, {true, true, "-expected"}, {false, true, "-without-minValues-expected"}} {
 			np := spotFleetPool(cat.Types())
 			np.Limits = mix.limits
-			name := "mix=" + mix.name
-			if !minValues {
+			name := "mix=" + mix.name + variant.suffix
+			if !variant.minValues {
 				np.Requirements[awsv1.LabelInstanceFamily].MinValues = nil
-				name += "-without-minValues"
 			}
 			b.Run(name, func(b *testing.B) {
 				ps := mix.pods()
-				in := Input{Pods: ps, NodePools: []*NodePool{np}}
+				in := Input{Pods: ps, NodePools: []*NodePool{np}, Options: Options{ChargeExpectedLaunch: variant.expected}}
 				var plan *Plan
 				b.ReportAllocs()
 				b.ResetTimer()

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // plan turns the filled bins into claims with price-ordered options and
@@ -74,14 +75,45 @@ func (s *solver) buildClaims() []*ClaimPlan {
 			}
 		}
 	}
+	// With ChargeExpectedLaunch, each claim's budget is what the limit
+	// leaves at its turn: launched capacity and the expected launches of
+	// the claims before it (charge.go).
+	// Claims go in turn order (limits.go turnsExceed): those whose
+	// minValues options exceed their charge most first.
+	var turn []vec
+	bins := s.bins
+	if s.opts.ChargeExpectedLaunch {
+		turn = make([]vec, len(s.pools))
+		for i, p := range s.pools {
+			turn[i] = p.launched.clone()
+		}
+		bins = append([]*bin(nil), s.bins...)
+		size := make(map[*bin]float64, len(bins))
+		for _, b := range bins {
+			if len(b.pods) > 0 && b.cur >= 0 && b.p.hasLimit {
+				if b.extra != nil {
+					size[b] = b.p.limitShareOf(b.extra)
+				}
+			}
+		}
+		sort.SliceStable(bins, func(i, j int) bool { return size[bins[i]] > size[bins[j]] })
+	}
 	n := 0
-	for _, b := range s.bins {
+	for _, b := range bins {
 		if len(b.pods) == 0 {
 			continue
 		}
 		p := b.p
 		var budget, c vec
-		if p.hasLimit {
+		if p.hasLimit && turn != nil {
+			budget = make(vec, len(p.limit))
+			for d := range p.limit {
+				budget[d] = math.MaxInt64
+				if p.limit[d] >= 0 {
+					budget[d] = max(0, p.limit[d]-turn[p.idx][d])
+				}
+			}
+		} else if p.hasLimit {
 			budget = make(vec, len(p.limit))
 			c = b.charged()
 			for d := range p.limit {
@@ -106,7 +138,9 @@ func (s *solver) buildClaims() []*ClaimPlan {
 			s.dropped = append(s.dropped, b)
 			continue
 		}
-		if budget != nil {
+		if budget != nil && turn != nil {
+			turn[p.idx].add(s.d.fromList(ClaimCharge(claim.Options)))
+		} else if budget != nil {
 			for d := range p.limit {
 				if p.limit[d] >= 0 {
 					charge[p.idx][d] -= c[d]
