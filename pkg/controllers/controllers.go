@@ -146,7 +146,7 @@ func New(cfg Config) (*Set, error) {
 	claims := nodeclaim.New(kube, cloud, cluster, clk, rec, m, nodeclaim.Options{Timeouts: timeouts, Replan: replan})
 	prov = provisioner.New(kube, cloud, cluster, claims.Launcher(), clk, rec, m, provisioner.Options{
 		BatchIdle: o.BatchIdle, BatchMax: o.BatchMax, LaunchWorkers: o.LaunchWorkers, NewName: o.NewClaimName,
-		Solve: scheduling.Options{PreferencePolicy: o.PreferencePolicy},
+		Solve: provisioning.SolveOptions(scheduling.Options{PreferencePolicy: o.PreferencePolicy}),
 	})
 	s := &Set{Cluster: cluster, Provisioner: prov}
 	s.Controllers = append(s.Controllers,
@@ -169,7 +169,7 @@ func New(cfg Config) (*Set, error) {
 		plan := disruption.Options{
 			MinSavingsShare:         o.ConsolidationMinSavings,
 			SpotToSpotConsolidation: o.FeatureGates["SpotToSpotConsolidation"],
-			Solve:                   scheduling.Options{PreferencePolicy: o.PreferencePolicy},
+			Solve:                   provisioning.SolveOptions(scheduling.Options{PreferencePolicy: o.PreferencePolicy}),
 		}
 		if cfg.Interruption != nil {
 			plan.Rebalance = cfg.Interruption.Options.Rebalance

@@ -126,3 +126,26 @@ func missingMinValues(reqs Requirements, opts []LaunchOption) (string, int, int)
 	}
 	return "", 0, 0
 }
+
+// PlannedCharge is what a planned claim whose launch options are opts
+// counts against its pool's limits under o: its expected launch
+// (ClaimCharge) with ChargeExpectedLaunch, else, per resource, the largest
+// capacity among its options (whichever launches, the limit holds). Nil for
+// no options.
+func (o Options) PlannedCharge(opts []LaunchOption) corev1.ResourceList {
+	if o.ChargeExpectedLaunch {
+		return ClaimCharge(opts)
+	}
+	var out corev1.ResourceList
+	for _, op := range opts {
+		if out == nil {
+			out = corev1.ResourceList{}
+		}
+		for name, q := range op.InstanceType.Capacity {
+			if cur, ok := out[name]; !ok || q.Cmp(cur) > 0 {
+				out[name] = q.DeepCopy()
+			}
+		}
+	}
+	return out
+}

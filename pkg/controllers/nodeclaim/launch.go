@@ -43,12 +43,13 @@ type Launcher struct {
 	recorder *events.Recorder
 	metrics  *metrics.Metrics
 	replan   func([]types.UID)
+	limits   *launchLimits
 }
 
 // NewLauncher builds a Launcher; replan may be nil.
 func NewLauncher(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.Cluster, clk clock.Clock,
 	rec *events.Recorder, m *metrics.Metrics, replan func([]types.UID)) *Launcher {
-	return &Launcher{kube: kube, cloud: cloud, cluster: cluster, clk: clk, recorder: rec, metrics: m, replan: replan}
+	return &Launcher{kube: kube, cloud: cloud, cluster: cluster, clk: clk, recorder: rec, metrics: m, replan: replan, limits: newLaunchLimits(clk)}
 }
 
 // Launch creates the instance for claim and fills claim's status and labels
@@ -72,8 +73,46 @@ func (l *Launcher) LaunchHeld(ctx context.Context, claim *nsv1.NodeClaim) (Outco
 	if lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
 		return Launched, nil
 	}
-	created, err := l.cloud.Create(ctx, claim)
-	return l.Record(ctx, claim, created, err)
+	target, done, why, err := l.withinLimits(ctx, claim)
+	if err != nil {
+		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
+	}
+	defer done()
+	if why != "" {
+		return l.refuse(ctx, claim, why)
+	}
+	created, err := l.cloud.Create(ctx, target)
+	out, err := l.Record(ctx, claim, created, err)
+	if out == Launched {
+		l.limits.launched(claim)
+	}
+	return out, err
+}
+
+// Limited reports whether claim's pool limits a resource, so its launch
+// must be trimmed and serialised (LaunchHeld) rather than merged into a
+// CreateAll with other claims.
+func (l *Launcher) Limited(ctx context.Context, claim *nsv1.NodeClaim) bool {
+	np, err := l.poolOf(ctx, claim)
+	return err != nil || np != nil && resourceLimited(np)
+}
+
+// refuse deletes a claim whose launch the pool's limits refuse (no option
+// fits what its launched capacity leaves, or those that fit miss a
+// minValues) and hands its pods to replan, as after insufficient capacity.
+func (l *Launcher) refuse(ctx context.Context, claim *nsv1.NodeClaim, why string) (Outcome, error) {
+	l.recorder.Publish(events.Warning(claim, events.ReasonLimitReached, "Launch",
+		fmt.Sprintf("not launched, planning the pods again: %s", why)))
+	if derr := l.kube.Delete(ctx, claim); client.IgnoreNotFound(derr) != nil {
+		return Failed, fmt.Errorf("deleting nodeclaim %s over its pool's limits: %w", claim.Name, derr)
+	}
+	l.metrics.NodeClaimsTerminated.WithLabelValues(poolOf(claim), "limit_reached").Inc()
+	now := metav1.NewTime(l.clk.Now())
+	claim.DeletionTimestamp = &now
+	if released := l.cluster.ReleaseTarget(claim.Name); len(released) > 0 && l.replan != nil {
+		l.replan(released)
+	}
+	return Deleted, nil
 }
 
 // Record applies the outcome of the cloud's Create (or of the claim's share

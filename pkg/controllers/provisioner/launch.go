@@ -78,16 +78,38 @@ func (p *Provisioner) created(pool *nsv1.NodePool, cp *scheduling.ClaimPlan, cla
 // launchAll launches the claims together (their launch marks are held):
 // one CreateAll, so claims asking for the same thing share a CreateFleet
 // call, then each result is recorded and persisted, up to LaunchWorkers at
-// once. It reports whether any claim was deleted for insufficient capacity.
+// once. Claims of pools that limit a resource are launched first, one at a
+// time in plan order, each trimmed to what the launches before it leave
+// (nodeclaim.Launcher.LaunchHeld). It reports whether any claim was
+// deleted for insufficient capacity or its pool's limits.
 func (p *Provisioner) launchAll(ctx context.Context, claims []*nsv1.NodeClaim) bool {
 	if len(claims) == 0 {
 		return false
 	}
-	results := p.cloud.CreateAll(ctx, claims)
 	var (
 		mu      sync.Mutex
 		deleted bool
 	)
+	free := claims[:0:0]
+	for _, claim := range claims {
+		if !p.launcher.Limited(ctx, claim) {
+			free = append(free, claim)
+			continue
+		}
+		out, err := p.launchLimited(ctx, claim)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "launching nodeclaim", "nodeclaim", claim.Name)
+		}
+		if out == nodeclaim.Deleted {
+			p.recent.remove(claim.Name)
+			deleted = true
+		}
+	}
+	claims = free
+	if len(claims) == 0 {
+		return deleted
+	}
+	results := p.cloud.CreateAll(ctx, claims)
 	operator.Each(p.opts.LaunchWorkers, len(claims), func(i int) {
 		claim := claims[i]
 		defer p.cluster.EndLaunch(claim.Name)
@@ -106,6 +128,18 @@ func (p *Provisioner) launchAll(ctx context.Context, claims []*nsv1.NodeClaim) b
 	return deleted
 }
 
+// launchLimited launches one claim of a limited pool (its launch mark is
+// held) and persists the result, as record does.
+func (p *Provisioner) launchLimited(ctx context.Context, claim *nsv1.NodeClaim) (nodeclaim.Outcome, error) {
+	defer p.cluster.EndLaunch(claim.Name)
+	base := claim.DeepCopy()
+	out, err := p.launcher.LaunchHeld(ctx, claim)
+	if out == nodeclaim.Deleted {
+		return out, nil
+	}
+	return p.persist(ctx, base, claim, out, err)
+}
+
 // record writes one claim's launch result.
 func (p *Provisioner) record(ctx context.Context, claim *nsv1.NodeClaim, r cloudprovider.CreateResult) (nodeclaim.Outcome, error) {
 	base := claim.DeepCopy()
@@ -113,6 +147,12 @@ func (p *Provisioner) record(ctx context.Context, claim *nsv1.NodeClaim, r cloud
 	if out == nodeclaim.Deleted {
 		return out, nil
 	}
+	return p.persist(ctx, base, claim, out, err)
+}
+
+// persist writes a launch's outcome (out, err) onto claim, base being
+// claim before the launch.
+func (p *Provisioner) persist(ctx context.Context, base, claim *nsv1.NodeClaim, out nodeclaim.Outcome, err error) (nodeclaim.Outcome, error) {
 	now := metav1.NewTime(p.clk.Now())
 	lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.ClaimReady(claim.Status.Conditions), claim.Generation, now)
 	if perr := nodeclaim.Persist(ctx, p.kube, base, claim); perr != nil {
