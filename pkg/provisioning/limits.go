@@ -144,3 +144,46 @@ func TrimClaim(np *nsv1.NodePool, claim *nsv1.NodeClaim, types []*catalog.Instan
 	}
 	return out, ""
 }
+
+// LimitTight reports whether np's resource limits could be passed if every
+// claim of np that has not launched — poolClaims' and batch's (claims about
+// to launch that the cache may not list yet), not being deleted — launched
+// as its largest option, with the launched capacity LaunchUsage counts.
+// When not, any option of any claim may launch, together: the
+// largest-option rule holds. When so, launches go one at a time, each
+// trimmed (TrimClaim).
+func LimitTight(np *nsv1.NodePool, poolClaims, batch []*nsv1.NodeClaim, types []*catalog.InstanceType, launched map[string]corev1.ResourceList) bool {
+	total := LaunchUsage(&nsv1.NodeClaim{}, poolClaims, launched)
+	byName := make(map[string]*catalog.InstanceType, len(types))
+	for _, it := range types {
+		byName[it.Name] = it
+	}
+	seen := map[string]bool{}
+	for _, list := range [][]*nsv1.NodeClaim{batch, poolClaims} {
+		for _, c := range list {
+			if seen[c.Name] || !c.DeletionTimestamp.IsZero() || len(c.Status.Capacity) > 0 || launched[c.Name] != nil {
+				seen[c.Name] = true
+				continue
+			}
+			seen[c.Name] = true
+			largest := largestCapacity(c, byName)
+			if largest == nil {
+				return true // what it may launch as is unknown: trim it
+			}
+			for name, q := range largest {
+				cur := total[name]
+				cur.Add(q)
+				total[name] = cur
+			}
+		}
+	}
+	for name, lim := range np.Spec.Limits {
+		if name == nsv1.ResourceNodes {
+			continue
+		}
+		if used, ok := total[name]; ok && used.Cmp(lim) > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -151,3 +151,30 @@ func TestTrimClaim(t *testing.T) {
 		})
 	}
 }
+
+func TestLimitTight(t *testing.T) {
+	np := &nsv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	np.Spec.Limits = nsv1.Limits{corev1.ResourceCPU: resource.MustParse("24")}
+	launched := limitClaim("launched", "c.4x")
+	launched.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}
+	small, big := limitClaim("small", "c.4x", "m.4x"), limitClaim("big", "c.4x", "c.16x")
+	unknown := limitClaim("unknown", "gone.4x")
+	for _, tc := range []struct {
+		name   string
+		listed []*nsv1.NodeClaim
+		batch  []*nsv1.NodeClaim
+		recent map[string]corev1.ResourceList
+		want   bool
+	}{
+		{"every largest option fits", []*nsv1.NodeClaim{launched, small}, []*nsv1.NodeClaim{big}, nil, false}, // 4 + 4 + 16
+		{"the batch counts though not listed", []*nsv1.NodeClaim{launched, small}, []*nsv1.NodeClaim{big, limitClaim("big2", "c.16x")}, nil, true},
+		{"a recent launch counts its capacity, not its options", []*nsv1.NodeClaim{launched, big}, nil, map[string]corev1.ResourceList{"big": {corev1.ResourceCPU: resource.MustParse("20")}}, false}, // 4 + 20
+		{"unknown types are tight", []*nsv1.NodeClaim{unknown}, nil, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := LimitTight(np, tc.listed, tc.batch, limitTypes(), tc.recent); got != tc.want {
+				t.Fatalf("LimitTight = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

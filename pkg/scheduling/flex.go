@@ -513,6 +513,19 @@ func (b *bin) charged() vec {
 	return c
 }
 
+// largestCharge is what b counts against its pool's limits under the
+// largest-option rule: its charge, and with ChargeExpectedLaunch the
+// options minValues makes it keep (extra) too.
+func (b *bin) largestCharge() vec {
+	c := b.charged()
+	if b.extra == nil {
+		return c
+	}
+	out := c.clone()
+	out.add(b.extra)
+	return out
+}
+
 // limitCharge is the capacity a claim of b plus one pod of request req
 // is charged against the pool's limits while packing: the capacity of its
 // cheapest type cur, or, when the pool has minValues, the largest

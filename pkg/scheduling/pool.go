@@ -73,6 +73,10 @@ type pool struct {
 	// (not with Options.ChargeExpectedLaunch, where it is charged its
 	// expected launch).
 	mvCharged bool
+	// turns: with Options.ChargeExpectedLaunch, this solve's claims do not
+	// all fit the limit at their largest options, so they are planned in
+	// turns (buildClaims).
+	turns bool
 
 	dropped string         // why the pool's requirements leave no type, if so
 	bySize  []int          // type indices, largest allocatable first

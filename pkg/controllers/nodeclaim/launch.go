@@ -74,27 +74,39 @@ func (l *Launcher) LaunchHeld(ctx context.Context, claim *nsv1.NodeClaim) (Outco
 		return Launched, nil
 	}
 	target, done, why, err := l.withinLimits(ctx, claim)
+	defer done()
 	if err != nil {
 		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
 	}
-	defer done()
 	if why != "" {
 		return l.refuse(ctx, claim, why)
 	}
+	return l.createAndRecord(ctx, claim, target)
+}
+
+// LaunchTrimmed launches claim (its launch mark held) within its pool np's
+// turn (PoolTurn, held by the caller), trimmed to np's limits (Trim), or
+// refuses it.
+func (l *Launcher) LaunchTrimmed(ctx context.Context, np *nsv1.NodePool, claim *nsv1.NodeClaim) (Outcome, error) {
+	target, why, err := l.Trim(ctx, np, claim)
+	if err != nil {
+		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
+	}
+	if why != "" {
+		return l.refuse(ctx, claim, why)
+	}
+	return l.createAndRecord(ctx, claim, target)
+}
+
+// createAndRecord creates target (claim, or claim trimmed to its pool's
+// limits) and records the outcome on claim.
+func (l *Launcher) createAndRecord(ctx context.Context, claim, target *nsv1.NodeClaim) (Outcome, error) {
 	created, err := l.cloud.Create(ctx, target)
 	out, err := l.Record(ctx, claim, created, err)
 	if out == Launched {
-		l.limits.launched(claim)
+		l.Recorded(claim)
 	}
 	return out, err
-}
-
-// Limited reports whether claim's pool limits a resource, so its launch
-// must be trimmed and serialised (LaunchHeld) rather than merged into a
-// CreateAll with other claims.
-func (l *Launcher) Limited(ctx context.Context, claim *nsv1.NodeClaim) bool {
-	np, err := l.poolOf(ctx, claim)
-	return err != nil || np != nil && resourceLimited(np)
 }
 
 // refuse deletes a claim whose launch the pool's limits refuse (no option

@@ -2,6 +2,7 @@ package nodeclaim
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
@@ -66,10 +68,18 @@ func (ll *launchLimits) launched(claim *nsv1.NodeClaim) {
 	}
 	ll.mu.Lock()
 	defer ll.mu.Unlock()
-	if ll.recent[pool] == nil {
-		ll.recent[pool] = map[string]launchedCap{}
+	m := ll.recent[pool]
+	if m == nil {
+		m = map[string]launchedCap{}
+		ll.recent[pool] = m
 	}
-	ll.recent[pool][claim.Name] = launchedCap{capacity: claim.Status.Capacity.DeepCopy(), at: ll.clk.Now()}
+	now := ll.clk.Now()
+	for name, e := range m {
+		if now.Sub(e.at) >= launchedTTL {
+			delete(m, name)
+		}
+	}
+	m[claim.Name] = launchedCap{capacity: claim.Status.Capacity.DeepCopy(), at: now}
 }
 
 // seen is what the pool's recent launches add to listed: entries the cache
@@ -121,35 +131,89 @@ func (l *Launcher) poolOf(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.Nod
 	return np, nil
 }
 
-// withinLimits is the launch rule for claim: the claim to hand to Create
-// (claim itself, or a copy trimmed to its pool's limits), a function to
-// call once the launch is recorded (it ends the pool's turn), and why the
-// limits refuse the launch ("" when they do not).
-func (l *Launcher) withinLimits(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.NodeClaim, func(), string, error) {
-	noop := func() {}
+// PoolTurn starts the launch turn of claim's pool when the pool limits a
+// resource: every launch of such a pool happens within a turn, so each
+// counts the ones before it. It returns the pool (nil: no resource limit,
+// no turn) and the function ending the turn, to call once the launches are
+// recorded (Launcher.Recorded).
+func (l *Launcher) PoolTurn(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.NodePool, func(), error) {
 	np, err := l.poolOf(ctx, claim)
+	if err != nil || np == nil || !resourceLimited(np) {
+		return nil, func() {}, err
+	}
+	return np, l.limits.lock(np.Name), nil
+}
+
+// Tight reports, within np's turn, whether np's limits could be passed if
+// every claim of np not launched yet — those the cache lists and batch,
+// claims about to launch — launched as its largest option. When not, the
+// claims launch as they are, together; when so, one at a time, each
+// trimmed to its pool's limits (Trim).
+func (l *Launcher) Tight(ctx context.Context, np *nsv1.NodePool, batch []*nsv1.NodeClaim) (bool, error) {
+	claims, its, err := l.poolState(ctx, np)
 	if err != nil {
-		return nil, noop, "", err
+		return false, err
 	}
-	if np == nil || !resourceLimited(np) {
-		return claim, noop, "", nil
+	return provisioning.LimitTight(np, claims, batch, its, l.limits.seen(np.Name, claims)), nil
+}
+
+// Trim is the launch rule for claim within its pool np's turn: the claim to
+// hand to Create (a copy trimmed to what np's launched capacity leaves), or
+// why np's limits refuse it.
+func (l *Launcher) Trim(ctx context.Context, np *nsv1.NodePool, claim *nsv1.NodeClaim) (*nsv1.NodeClaim, string, error) {
+	claims, its, err := l.poolState(ctx, np)
+	if err != nil {
+		return nil, "", err
 	}
-	done := l.limits.lock(np.Name)
+	counted := provisioning.LaunchUsage(claim, claims, l.limits.seen(np.Name, claims))
+	target, why := provisioning.TrimClaim(np, claim, its, counted)
+	return target, why, nil
+}
+
+// Recorded notes a launch made within its pool's turn (claim's status just
+// filled), so the turns after it count it while the cache lags.
+func (l *Launcher) Recorded(claim *nsv1.NodeClaim) {
+	l.limits.launched(claim)
+}
+
+// poolState lists np's claims and instance types.
+func (l *Launcher) poolState(ctx context.Context, np *nsv1.NodePool) ([]*nsv1.NodeClaim, []*catalog.InstanceType, error) {
 	list := &nsv1.NodeClaimList{}
 	if err := l.kube.List(ctx, list, client.MatchingLabels{nsv1.LabelNodePool: np.Name}); err != nil {
-		done()
-		return nil, noop, "", err
+		return nil, nil, fmt.Errorf("listing nodeclaims of nodepool %s: %w", np.Name, err)
 	}
 	its, err := l.cloud.GetInstanceTypes(ctx, np)
 	if err != nil {
-		done()
-		return nil, noop, "", err
+		return nil, nil, fmt.Errorf("instance types of nodepool %s: %w", np.Name, err)
 	}
 	claims := make([]*nsv1.NodeClaim, 0, len(list.Items))
 	for i := range list.Items {
 		claims = append(claims, &list.Items[i])
 	}
-	counted := provisioning.LaunchUsage(claim, claims, l.limits.seen(np.Name, claims))
-	target, why := provisioning.TrimClaim(np, claim, its, counted)
+	return claims, its, nil
+}
+
+// withinLimits is the launch rule for one claim: the claim to hand to
+// Create (claim itself, or a copy trimmed to its pool's limits when they
+// are tight), the function ending its pool's turn (call it once the launch
+// is recorded), and why the limits refuse the launch ("" when they do not).
+func (l *Launcher) withinLimits(ctx context.Context, claim *nsv1.NodeClaim) (*nsv1.NodeClaim, func(), string, error) {
+	np, done, err := l.PoolTurn(ctx, claim)
+	if err != nil || np == nil {
+		return claim, done, "", err
+	}
+	tight, err := l.Tight(ctx, np, []*nsv1.NodeClaim{claim})
+	if err != nil || !tight {
+		if err != nil {
+			done()
+			return nil, func() {}, "", err
+		}
+		return claim, done, "", nil
+	}
+	target, why, err := l.Trim(ctx, np, claim)
+	if err != nil {
+		done()
+		return nil, func() {}, "", err
+	}
 	return target, done, why, nil
 }
