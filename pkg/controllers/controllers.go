@@ -163,7 +163,7 @@ func New(cfg Config) (*Set, error) {
 	claims := nodeclaim.New(kube, cloud, cluster, clk, rec, m, nodeclaim.Options{Timeouts: timeouts, Replan: replan})
 	prov = provisioner.New(kube, cloud, cluster, claims.Launcher(), clk, rec, m, provisioner.Options{
 		BatchIdle: o.BatchIdle, BatchMax: o.BatchMax, LaunchWorkers: o.LaunchWorkers, NewName: o.NewClaimName,
-		Solve: scheduling.Options{PreferencePolicy: o.PreferencePolicy},
+		Solve: provisioning.SolveOptions(scheduling.Options{PreferencePolicy: o.PreferencePolicy}),
 	})
 	s := &Set{Cluster: cluster, Provisioner: prov}
 	s.Controllers = append(s.Controllers,
@@ -190,7 +190,7 @@ func New(cfg Config) (*Set, error) {
 			MinSavingsShare:         o.ConsolidationMinSavings,
 			SpotToSpotConsolidation: o.FeatureGates["SpotToSpotConsolidation"],
 			NodeRepair:              o.FeatureGates["NodeRepair"],
-			Solve:                   scheduling.Options{PreferencePolicy: o.PreferencePolicy},
+			Solve:                   provisioning.SolveOptions(scheduling.Options{PreferencePolicy: o.PreferencePolicy}),
 		}
 		if cfg.Interruption != nil {
 			plan.Rebalance = cfg.Interruption.Options.Rebalance

@@ -356,7 +356,7 @@ func (w *working) commit(a *Action, plan *scheduling.Plan) {
 			Pods: r.Pods, InFlight: true, MarkedForDeletion: true,
 		})
 		if p := w.poolByName[r.NodePool]; p != nil {
-			chargeUsage(p, r)
+			chargeUsage(p, w.opts.Solve.PlannedCharge(r.Options))
 		}
 	}
 }
@@ -364,16 +364,15 @@ func (w *working) commit(a *Action, plan *scheduling.Plan) {
 // claimPlanLabels are the labels a planned claim's node will carry.
 func claimPlanLabels(cp *scheduling.ClaimPlan) map[string]string { return provisioning.PlanLabels(cp) }
 
-// chargeUsage adds a replacement to its pool's usage as provisioning.Usage
-// counts an in-flight claim: the largest capacity among its options, so
-// later replacements stay within the pool's limits whichever option
-// launches, and one node.
-func chargeUsage(p *scheduling.NodePool, cp *scheduling.ClaimPlan) {
+// chargeUsage adds a replacement charged charge (scheduling's
+// PlannedCharge, as provisioning.Usage counts an in-flight claim) to its
+// pool's usage, and one node.
+func chargeUsage(p *scheduling.NodePool, charge corev1.ResourceList) {
 	usage := p.Usage.DeepCopy()
 	if usage == nil {
 		usage = corev1.ResourceList{}
 	}
-	for name, q := range claimCharge(cp) {
+	for name, q := range charge {
 		cur := usage[name]
 		cur.Add(q)
 		usage[name] = cur
@@ -382,16 +381,6 @@ func chargeUsage(p *scheduling.NodePool, cp *scheduling.ClaimPlan) {
 	nodes.Add(*resource.NewQuantity(1, resource.DecimalSI))
 	usage[nsv1.ResourceNodes] = nodes
 	p.Usage = usage
-}
-
-// claimCharge is what a planned claim counts against its pool's limits:
-// the largest capacity among its options.
-func claimCharge(cp *scheduling.ClaimPlan) corev1.ResourceList {
-	its := make([]*catalog.InstanceType, 0, len(cp.Options))
-	for _, o := range cp.Options {
-		its = append(its, o.InstanceType)
-	}
-	return provisioning.LargestCapacity(its)
 }
 
 // poolsWithout is the solver's view of the pools once cands are gone:
@@ -452,11 +441,12 @@ func (w *working) limitRefusal(cands []*nodeInfo, repl []*scheduling.ClaimPlan) 
 		if p == nil {
 			continue
 		}
-		if msg := scheduling.LimitRefusal(p, claimCharge(cp), fmt.Sprintf("new node %d of %d", i+1, len(repl))); msg != "" {
+		charge := w.opts.Solve.PlannedCharge(cp.Options)
+		if msg := scheduling.LimitRefusal(p, charge, fmt.Sprintf("new node %d of %d", i+1, len(repl))); msg != "" {
 			return msg
 		}
 		charged := *p
-		chargeUsage(&charged, cp)
+		chargeUsage(&charged, charge)
 		pools[p.Name] = &charged
 	}
 	return ""

@@ -1,6 +1,10 @@
 package provisioning
 
-import "time"
+import (
+	"time"
+
+	"github.com/nodesmith/nodesmith/pkg/scheduling"
+)
 
 // Defaults of the provisioner's timings, shared by cmd/controller's flags,
 // the controllers and the simulator so a simulated run keeps the product's
@@ -27,3 +31,17 @@ const (
 	// options of a large claim may span only one or two families).
 	DefaultMaxOptionsPerClaim = 240
 )
+
+// SolveOptions are the solver options the product runs with, o's own
+// settings kept: DefaultMaxOptionsPerClaim unless o sets a cap, and claims
+// charged their expected launch (scheduling.Options.ChargeExpectedLaunch),
+// as the launcher trims every launch of a limited pool to its limits
+// (TrimClaim). The controller, the simulator (through it), plan and explain
+// all solve with these.
+func SolveOptions(o scheduling.Options) scheduling.Options {
+	if o.MaxOptionsPerClaim <= 0 {
+		o.MaxOptionsPerClaim = DefaultMaxOptionsPerClaim
+	}
+	o.ChargeExpectedLaunch = true
+	return o
+}

@@ -218,24 +218,20 @@ func ClaimLabels(c *nsv1.NodeClaim) map[string]string {
 
 // Usage is what a pool's claims count against its limits, and what its
 // status reports: each claim's launched capacity, or, before it launches,
-// the largest capacity among the instance types it may launch as (its
-// instance-type requirement, looked up in types; the solver charged it
-// that, so a cycle planned while it is in flight cannot promise the same
-// room twice), or, when none of those types is known, its requests. It
+// the capacity of its expected launch (claimCharge: its cheapest option,
+// as the solver charged it, so a cycle planned while it is in flight
+// cannot promise the same room twice; the launch is held to the limit by
+// TrimClaim), or, when none of its types is known, its requests. It
 // also counts the claims (the "nodes" limit). Every resource a capacity
 // lists is summed, extended resources, pods and ephemeral-storage too.
 // The provisioner, disruption, explain and plan (through BuildInput) and
 // the NodePool status controller all count with it.
 func Usage(claims []*nsv1.NodeClaim, types []*catalog.InstanceType) (corev1.ResourceList, int64) {
-	byName := make(map[string]*catalog.InstanceType, len(types))
-	for _, it := range types {
-		byName[it.Name] = it
-	}
 	total := corev1.ResourceList{}
 	for _, c := range claims {
 		res := c.Status.Capacity
 		if len(res) == 0 {
-			res = largestCapacity(c, byName)
+			res = claimCharge(c, types)
 		}
 		if len(res) == 0 {
 			res = c.Spec.Resources.Requests

@@ -364,7 +364,7 @@ func TestUsageWithTypes(t *testing.T) {
 		wantCPU string
 	}{
 		{name: "launched capacity", claims: []*nsv1.NodeClaim{launched}, wantCPU: "4"},
-		{name: "in flight: its largest instance type", claims: []*nsv1.NodeClaim{launched, inFlight}, wantCPU: "20"},
+		{name: "in flight, no offerings known: its largest instance type", claims: []*nsv1.NodeClaim{launched, inFlight}, wantCPU: "20"},
 		{name: "in flight with unknown types: its requests", claims: []*nsv1.NodeClaim{unknown}, wantCPU: "1500m"},
 	}
 	for _, tt := range tests {

@@ -230,6 +230,25 @@ func planViolations(in Input, plan *Plan) []string {
 		if sum == nil {
 			sum = corev1.ResourceList{}
 		}
+		if in.Options.ChargeExpectedLaunch {
+			// Launched in plan order, each claim as its cheapest option, every
+			// option of a claim fits what the limit leaves at its turn, and
+			// the pool counts each claim's cheapest option.
+			for name, lim := range np.Limits {
+				if name == nsv1.ResourceNodes {
+					continue
+				}
+				left := lim.DeepCopy()
+				left.Sub(np.Usage[name])
+				left.Sub(sum[name])
+				for _, o := range c.Options {
+					if q := o.InstanceType.Capacity[name]; q.Cmp(left) > 0 {
+						fail("claim %s option %s needs %s of pool %s's %s limit %s, %s left at its turn", c.Name, o.InstanceType.Name, q.String(), np.Name, name, lim.String(), left.String())
+					}
+				}
+			}
+			maxCap = c.Options[0].InstanceType.Capacity
+		}
 		for name, q := range maxCap {
 			cur := sum[name]
 			cur.Add(q)

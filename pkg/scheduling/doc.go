@@ -177,6 +177,15 @@
 //     the size whose binding resource matches the pods' (c6g.4xlarge,
 //     m6g.2xlarge and r6g.xlarge all have 32Gi) — and a type's cost is
 //     the share of what its fill, not its allocatable, is charged.
+//     With Options.ChargeExpectedLaunch (charge.go) a claim is charged
+//     instead what it is expected to launch as (ClaimCharge: its cheapest
+//     option), and its options are those fitting the limit left at its
+//     turn in plan order — launched capacity and the charges of the
+//     claims before it — with minValues met among them; claims whose
+//     minValues options exceed their charge most go first, and a pod joins
+//     a claim only if every claim still finds that room (turnsExceed). The
+//     launcher must then re-trim each claim at launch to what the launched
+//     capacity leaves (TrimToLimit), one claim of a limited pool at a time.
 //
 // Two lower bounds measure plans (lowerbound.go). CostLowerBound is the LP
 // relaxation of cpu+memory covering; on real catalogs it is far below any

@@ -84,6 +84,7 @@ func (s *solver) buildFlex(p *pool) {
 		}
 		p.mv = append(p.mv, mk)
 	}
+	p.mvCharged = len(p.mv) > 0 && !s.opts.ChargeExpectedLaunch
 	s.buildFlexTargets(p)
 }
 
@@ -512,6 +513,19 @@ func (b *bin) charged() vec {
 	return c
 }
 
+// largestCharge is what b counts against its pool's limits under the
+// largest-option rule: its charge, and with ChargeExpectedLaunch the
+// options minValues makes it keep (extra) too.
+func (b *bin) largestCharge() vec {
+	c := b.charged()
+	if b.extra == nil {
+		return c
+	}
+	out := c.clone()
+	out.add(b.extra)
+	return out
+}
+
 // limitCharge is the capacity a claim of b plus one pod of request req
 // is charged against the pool's limits while packing: the capacity of its
 // cheapest type cur, or, when the pool has minValues, the largest
@@ -523,6 +537,15 @@ func (b *bin) charged() vec {
 // mode the minValues options are the lean ones (leanCharge), not the
 // cheapest.
 func (s *solver) limitCharge(b *bin, f *poolFit, mask uint64, req vec, cur int) vec {
+	if !b.p.mvCharged {
+		return b.p.types[cur].capacity.clone()
+	}
+	return s.mvCharge(b, f, mask, req, cur)
+}
+
+// mvCharge is the largest capacity among the options a claim of b plus one
+// pod of request req keeps for minValues (see limitCharge).
+func (s *solver) mvCharge(b *bin, f *poolFit, mask uint64, req vec, cur int) vec {
 	p := b.p
 	out := p.types[cur].capacity.clone()
 	needMV := b.flex.needMV

@@ -316,36 +316,45 @@ var limitedMixes = []limitedMix{
 // BenchmarkSolveLimited solves the spot-fleet pool (the examples' pool:
 // six families, spot) under binding limits for three mixes (limitedMixes),
 // with the pool's minValues 3 families and without, on the real catalog,
-// and reports pods placed against the LP upper bound of pods that fit in
-// the limit ignoring minValues (placed-ub, placed-ratio) and against the
-// bound that keeps minValues under the solver's limit rule (placed-ub-mv,
-// placed-ratio-mv; the same bound without minValues), and the cost.
+// with the product's limit rule (claims charged their expected launch,
+// Options.ChargeExpectedLaunch) and, as "-largest-option", the earlier one
+// (charged their largest option), and reports pods placed against the LP
+// upper bound of pods that fit in the limit ignoring minValues (placed-ub,
+// placed-ratio) and against the bound that keeps minValues under the
+// largest-option rule (placed-ub-mv, placed-ratio-mv; the same bound
+// without minValues; the expected-launch rule may pass it), the cost and
+// the CPU time per solve.
 func BenchmarkSolveLimited(b *testing.B) {
 	cat, err := catalog.Load(catalog.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, mix := range limitedMixes {
-		for _, minValues := range []bool{true, false} {
+		for _, variant := range []struct {
+			minValues, expected bool
+			suffix              string
+		}{{true, true, ""}, {false, true, "-without-minValues"}, {true, false, "-largest-option"}, {false, false, "-without-minValues-largest-option"}} {
 			np := spotFleetPool(cat.Types())
 			np.Limits = mix.limits
-			name := "mix=" + mix.name
-			if !minValues {
+			name := "mix=" + mix.name + variant.suffix
+			if !variant.minValues {
 				np.Requirements[awsv1.LabelInstanceFamily].MinValues = nil
-				name += "-without-minValues"
 			}
 			b.Run(name, func(b *testing.B) {
 				ps := mix.pods()
-				in := Input{Pods: ps, NodePools: []*NodePool{np}}
+				in := Input{Pods: ps, NodePools: []*NodePool{np}, Options: Options{ChargeExpectedLaunch: variant.expected}}
 				var plan *Plan
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu0 := cpuTime()
 				for i := 0; i < b.N; i++ {
 					if plan, err = Solve(in); err != nil {
 						b.Fatal(err)
 					}
 				}
+				cpu := cpuTime() - cpu0
 				b.StopTimer()
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 				if errs := planViolations(in, plan); len(errs) > 0 {
 					b.Fatalf("%d violations, first: %s", len(errs), errs[0])
 				}

@@ -97,7 +97,7 @@ func (s *solver) enterLimitMode(p *pool, items []*item) {
 	// whose lean charge has 29.5Gi; filled to its allocatable it would need
 	// c6g.8xlarge's 59Gi as its c-family option.
 	var reqs []vec
-	if len(p.mv) > 0 {
+	if p.mvCharged {
 	next:
 		for _, it := range items {
 			if len(it.st.left) == 0 {
@@ -118,7 +118,7 @@ func (s *solver) enterLimitMode(p *pool, items []*item) {
 	lambda := math.Inf(1)
 	for ti, pt := range p.types {
 		c := s.chargeEstimate(p, ti)
-		if len(p.mv) > 0 {
+		if p.mvCharged {
 			var worst vec
 			for _, r := range reqs {
 				per := perNode(r, pt.alloc)
@@ -199,7 +199,7 @@ func (s *solver) chargeEstimate(p *pool, ti int) vec {
 	}
 	out := p.types[ti].capacity.clone()
 	p.chargeEst[ti] = out
-	if len(p.mv) == 0 {
+	if !p.mvCharged {
 		return out
 	}
 	a := p.types[ti].alloc
@@ -234,6 +234,70 @@ func (s *solver) chargeEstimate(p *pool, ti int) vec {
 		}
 	}
 	return out
+}
+
+// Turns. With Options.ChargeExpectedLaunch a claim is charged its expected
+// launch, but its options must meet minValues among those that fit the
+// limit left at its turn in plan order: the limit less the launched
+// capacity and the charges of the claims before it. A claim whose
+// minValues options reach extra beyond its charge c needs, at its turn k,
+// the charges up to and including its own plus its extra within the
+// limit. Claims go in order of extra, largest first (turnOrder) — the order
+// that keeps the largest of prefix-plus-extra least, as deadlines are met
+// earliest-first — and packing admits a pod only if every claim still
+// finds its room (turnsExceed).
+
+// turnsExceed is the first limited dimension in which some claim of pool p
+// would not find room for its minValues options at its turn if bin b were
+// charged charge with extra, or -1.
+func (s *solver) turnsExceed(p *pool, b *bin, charge, extra vec) int {
+	type turn struct{ c, e vec }
+	var ts []turn
+	for _, o := range s.bins {
+		if o.p != p || o == b || len(o.pods) == 0 || o.charge == nil {
+			continue
+		}
+		ts = append(ts, turn{o.charge, o.extra})
+	}
+	ts = append(ts, turn{charge, extra})
+	eShare := func(t turn) float64 {
+		if t.e == nil {
+			return 0
+		}
+		return p.limitShareOf(t.e)
+	}
+	sort.SliceStable(ts, func(i, j int) bool { return eShare(ts[i]) > eShare(ts[j]) })
+	prefix := p.launched.clone()
+	for _, t := range ts {
+		prefix.add(t.c)
+		for d, l := range p.limit {
+			if l < 0 {
+				continue
+			}
+			need := prefix[d]
+			if t.e != nil {
+				need += t.e[d]
+			}
+			if need > l {
+				return d
+			}
+		}
+	}
+	return -1
+}
+
+// limitShareOf is the largest share of its limit that charge c takes in
+// any resource the pool limits (its headroom at the start of the solve).
+func (p *pool) limitShareOf(c vec) float64 {
+	x := 0.0
+	for d, l := range p.limit {
+		if l >= 0 && d < len(c) {
+			if h := l - p.launched[d]; h > 0 {
+				x = math.Max(x, float64(c[d])/float64(h))
+			}
+		}
+	}
+	return x
 }
 
 // share is the share of the pool's limit headroom (as it was when the
@@ -351,7 +415,7 @@ func (s *solver) leanContentCharge(p *pool, content vec) vec {
 // minValues, where it is the share of its lean charge (price breaking
 // ties), so the type is chosen for what its fill will be charged.
 func (s *solver) contentCost(p *pool, ti int, content vec, price float64) float64 {
-	if !p.limitMode || len(p.mv) == 0 {
+	if !p.limitMode || !p.mvCharged {
 		return p.typeCost(ti, price)
 	}
 	c := s.leanContentCharge(p, content)

@@ -309,3 +309,56 @@ func TestSolveLimitedMixesNearTheirBound(t *testing.T) {
 		}
 	}
 }
+
+// TestSolveLimitedMixesExpectedLaunch holds every mix, with the pool's
+// minValues and without, to at least 95% of the LP over the pool's types
+// (limitedUpperBound, which ignores minValues) when claims are charged
+// their expected launch (Options.ChargeExpectedLaunch), and checks that
+// the claims, launched in plan order as their cheapest options, each find
+// their minValues within what the limit leaves (TrimToLimit).
+func TestSolveLimitedMixesExpectedLaunch(t *testing.T) {
+	cat, err := catalog.Load(catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mix := range limitedMixes {
+		for _, minValues := range []bool{true, false} {
+			np := spotFleetPool(cat.Types())
+			np.Limits = mix.limits
+			name := mix.name
+			if !minValues {
+				np.Requirements[awsv1.LabelInstanceFamily].MinValues = nil
+				name += " without minValues"
+			}
+			t.Run(name, func(t *testing.T) {
+				ps := mix.pods()
+				in := Input{Pods: ps, NodePools: []*NodePool{np}, Options: Options{ChargeExpectedLaunch: true}}
+				plan, err := Solve(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkPlan(t, in, plan)
+				ub := limitedUpperBound(np, ps)
+				placed := float64(plan.PodCount())
+				if placed > ub*(1+1e-9) {
+					t.Errorf("%v pods placed, above the bound %.1f", placed, ub)
+				}
+				if placed < 0.95*ub {
+					t.Errorf("%v pods placed, below 95%% of the bound %.1f", placed, ub)
+				}
+				launched := corev1.ResourceList{}
+				for _, c := range plan.NewClaims {
+					kept, why := TrimToLimit(np, launched, c.Options, c.Name)
+					if why != "" {
+						t.Fatalf("claim %s refused at its turn: %s", c.Name, why)
+					}
+					for name, q := range kept[0].InstanceType.Capacity {
+						cur := launched[name]
+						cur.Add(q)
+						launched[name] = cur
+					}
+				}
+			})
+		}
+	}
+}

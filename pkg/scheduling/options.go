@@ -188,7 +188,7 @@ func (s *solver) claimOptions(b *bin, ctSlots uint64, within func(*poolType) boo
 	}
 	sortOptions(opts)
 	opts = s.capOptions(opts, p, ceiling, s.spotNeed(ctSlots))
-	if p.hasLimit {
+	if p.hasLimit && !p.turns {
 		opts = s.limitOptions(opts, p)
 	}
 	opts = keepMinValues(opts, maxN, p.mv)

@@ -46,6 +46,9 @@ type bin struct {
 	seeded bool
 	flex   flexState
 	charge vec // capacity counted against the pool's limits (nil: none)
+	// extra: with Options.ChargeExpectedLaunch, how far the options minValues
+	// makes the claim keep exceed its charge (nil: not at all).
+	extra vec
 }
 
 func (s *solver) newBin(p *pool, it *item, target int) *bin {
@@ -205,7 +208,18 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 		// keep (see limitOptions), not at its cheapest type.
 		charge = s.limitCharge(b, flexFit, mask, it.c.req, cur)
 		prev := b.charged()
-		if d := p.exceeds(charge, prev); d >= 0 {
+		var extra vec
+		if s.opts.ChargeExpectedLaunch && len(p.mv) > 0 {
+			extra = s.mvCharge(b, flexFit, mask, it.c.req, cur)
+			for d := range extra {
+				extra[d] = max(0, extra[d]-charge[d])
+			}
+		}
+		d := p.exceeds(charge, prev)
+		if d < 0 && extra != nil {
+			d = s.turnsExceed(p, b, charge, extra)
+		}
+		if d >= 0 {
 			it.st.noteLimit(p, d, s.limitReason(p, d, charge, "the claim it would join"))
 			b.unpin(pinned)
 			return false
@@ -213,7 +227,7 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 		for d := range p.limit {
 			p.used[d] += charge[d] - prev[d]
 		}
-		b.charge = charge
+		b.charge, b.extra = charge, extra
 	}
 	// Commit.
 	if custom != nil {

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // plan turns the filled bins into claims with price-ordered options and
@@ -63,7 +64,7 @@ func (s *solver) buildClaims() []*ClaimPlan {
 	}
 	for _, b := range s.bins {
 		if len(b.pods) > 0 && b.cur >= 0 && b.p.hasLimit {
-			charge[b.p.idx].add(b.charged())
+			charge[b.p.idx].add(b.largestCharge())
 		}
 	}
 	for i, p := range s.pools {
@@ -74,16 +75,58 @@ func (s *solver) buildClaims() []*ClaimPlan {
 			}
 		}
 	}
+	// With ChargeExpectedLaunch, a pool whose limit cannot hold every
+	// option of every claim (tight) plans in turns: each claim's budget is
+	// what the limit leaves at its turn, launched capacity and the
+	// expected launches of the claims before it (charge.go), and claims go
+	// in turn order (limits.go turnsExceed), those whose minValues options
+	// exceed their charge most first. A pool with room for every option
+	// keeps the largest-option rule: it costs nothing there, and any
+	// option may launch, concurrently.
+	var turn []vec
+	bins := s.bins
+	if s.opts.ChargeExpectedLaunch {
+		turn = make([]vec, len(s.pools))
+		anyTight := false
+		for i, p := range s.pools {
+			p.turns = false
+			for d := range p.limit {
+				if p.limit[d] >= 0 && p.launched[d]+charge[i][d] > p.limit[d] {
+					p.turns = true
+				}
+			}
+			anyTight = anyTight || p.turns
+			turn[i] = p.launched.clone()
+		}
+		if anyTight {
+			bins = append([]*bin(nil), s.bins...)
+			size := make(map[*bin]float64, len(bins))
+			for _, b := range bins {
+				if len(b.pods) > 0 && b.cur >= 0 && b.p.turns && b.extra != nil {
+					size[b] = b.p.limitShareOf(b.extra)
+				}
+			}
+			sort.SliceStable(bins, func(i, j int) bool { return size[bins[i]] > size[bins[j]] })
+		}
+	}
 	n := 0
-	for _, b := range s.bins {
+	for _, b := range bins {
 		if len(b.pods) == 0 {
 			continue
 		}
 		p := b.p
 		var budget, c vec
-		if p.hasLimit {
+		if p.hasLimit && p.turns {
 			budget = make(vec, len(p.limit))
-			c = b.charged()
+			for d := range p.limit {
+				budget[d] = math.MaxInt64
+				if p.limit[d] >= 0 {
+					budget[d] = max(0, p.limit[d]-turn[p.idx][d])
+				}
+			}
+		} else if p.hasLimit {
+			budget = make(vec, len(p.limit))
+			c = b.largestCharge()
 			for d := range p.limit {
 				budget[d] = math.MaxInt64
 				if p.limit[d] < 0 {
@@ -106,7 +149,9 @@ func (s *solver) buildClaims() []*ClaimPlan {
 			s.dropped = append(s.dropped, b)
 			continue
 		}
-		if budget != nil {
+		if budget != nil && p.turns {
+			turn[p.idx].add(s.d.fromList(ClaimCharge(claim.Options)))
+		} else if budget != nil {
 			for d := range p.limit {
 				if p.limit[d] >= 0 {
 					charge[p.idx][d] -= c[d]

@@ -69,9 +69,18 @@ type pool struct {
 	priceWeight float64
 	chargeEst   []vec // chargeEstimate by type index, filled on first use
 	hasLimit    bool
-	dropped     string         // why the pool's requirements leave no type, if so
-	bySize      []int          // type indices, largest allocatable first
-	mv          []minValuesKey // requirements with minValues > 1
+	// mvCharged: a claim is charged the options minValues makes it keep
+	// (not with Options.ChargeExpectedLaunch, where it is charged its
+	// expected launch).
+	mvCharged bool
+	// turns: with Options.ChargeExpectedLaunch, this solve's claims do not
+	// all fit the limit at their largest options, so they are planned in
+	// turns (buildClaims).
+	turns bool
+
+	dropped string         // why the pool's requirements leave no type, if so
+	bySize  []int          // type indices, largest allocatable first
+	mv      []minValuesKey // requirements with minValues > 1
 	// flexTarget[ti]: a bin filled to type ti keeps its spot options and
 	// minValues; flexTargetZone is the same within one zone.
 	flexTarget, flexTargetZone []bool

@@ -56,7 +56,7 @@ func (s *solver) cheapestPerPod(p *pool, it *item, below float64) (float64, []in
 			continue
 		}
 		cost := p.typeCost(ti, price) / float64(per)
-		if p.limitMode && len(p.mv) > 0 {
+		if p.limitMode && p.mvCharged {
 			content := it.c.req.clone()
 			for d := range content {
 				content[d] *= per
@@ -202,7 +202,7 @@ func (s *solver) bestTarget(p *pool, anchor *item, fx *fillIndex, below float64)
 		}
 		value := s.simulate(pt, ti, anchor, anchorGroup, fx, live, cnt, use)
 		cost := p.typeCost(ti, price)
-		if p.limitMode && len(p.mv) > 0 {
+		if p.limitMode && p.mvCharged {
 			// Charged for what the fill holds, not for the type.
 			content := make(vec, len(anchor.c.req))
 			if anchorGroup < 0 {

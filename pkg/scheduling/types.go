@@ -54,6 +54,14 @@ type Options struct {
 	// far as the spot-option floor and the pool's minValues need. A
 	// NodePool's own ceiling takes precedence.
 	OptionPriceCeiling float64
+	// ChargeExpectedLaunch charges a claim, against its pool's limits, the
+	// capacity of its expected launch (ClaimCharge) instead of its largest
+	// option, and gives it the options that fit the limit left at its turn
+	// in plan order, minValues met among them (charge.go). Only a caller
+	// whose launches keep to TrimToLimit, one claim of a limited pool at a
+	// time, may set it: a claim launched larger than its charge would
+	// otherwise take a later claim's room past the limit.
+	ChargeExpectedLaunch bool
 }
 
 func (o Options) withDefaults() Options {

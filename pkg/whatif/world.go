@@ -58,9 +58,7 @@ func newWorld(snap *Snapshot, opts Options) (*world, error) {
 		}
 		opts.Specs = specs
 	}
-	if opts.Solve.MaxOptionsPerClaim <= 0 {
-		opts.Solve.MaxOptionsPerClaim = provisioning.DefaultMaxOptionsPerClaim
-	}
+	opts.Solve = provisioning.SolveOptions(opts.Solve)
 	w := &world{snap: snap, idx: snap.Index(), opts: opts, specs: opts.Specs,
 		classes: map[string]*awsv1.EC2NodeClass{}, types: map[string][]*catalog.InstanceType{}}
 	for i := range snap.EC2NodeClasses {

@@ -43,12 +43,13 @@ type Launcher struct {
 	recorder *events.Recorder
 	metrics  *metrics.Metrics
 	replan   func([]types.UID)
+	limits   *launchLimits
 }
 
 // NewLauncher builds a Launcher; replan may be nil.
 func NewLauncher(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.Cluster, clk clock.Clock,
 	rec *events.Recorder, m *metrics.Metrics, replan func([]types.UID)) *Launcher {
-	return &Launcher{kube: kube, cloud: cloud, cluster: cluster, clk: clk, recorder: rec, metrics: m, replan: replan}
+	return &Launcher{kube: kube, cloud: cloud, cluster: cluster, clk: clk, recorder: rec, metrics: m, replan: replan, limits: newLaunchLimits(clk)}
 }
 
 // Launch creates the instance for claim and fills claim's status and labels
@@ -72,8 +73,58 @@ func (l *Launcher) LaunchHeld(ctx context.Context, claim *nsv1.NodeClaim) (Outco
 	if lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
 		return Launched, nil
 	}
-	created, err := l.cloud.Create(ctx, claim)
-	return l.Record(ctx, claim, created, err)
+	target, done, why, err := l.withinLimits(ctx, claim)
+	defer done()
+	if err != nil {
+		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
+	}
+	if why != "" {
+		return l.refuse(ctx, claim, why)
+	}
+	return l.createAndRecord(ctx, claim, target)
+}
+
+// LaunchTrimmed launches claim (its launch mark held) within its pool np's
+// turn (PoolTurn, held by the caller), trimmed to np's limits (Trim), or
+// refuses it.
+func (l *Launcher) LaunchTrimmed(ctx context.Context, np *nsv1.NodePool, claim *nsv1.NodeClaim) (Outcome, error) {
+	target, why, err := l.Trim(ctx, np, claim)
+	if err != nil {
+		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
+	}
+	if why != "" {
+		return l.refuse(ctx, claim, why)
+	}
+	return l.createAndRecord(ctx, claim, target)
+}
+
+// createAndRecord creates target (claim, or claim trimmed to its pool's
+// limits) and records the outcome on claim.
+func (l *Launcher) createAndRecord(ctx context.Context, claim, target *nsv1.NodeClaim) (Outcome, error) {
+	created, err := l.cloud.Create(ctx, target)
+	out, err := l.Record(ctx, claim, created, err)
+	if out == Launched {
+		l.Recorded(claim)
+	}
+	return out, err
+}
+
+// refuse deletes a claim whose launch the pool's limits refuse (no option
+// fits what its launched capacity leaves, or those that fit miss a
+// minValues) and hands its pods to replan, as after insufficient capacity.
+func (l *Launcher) refuse(ctx context.Context, claim *nsv1.NodeClaim, why string) (Outcome, error) {
+	l.recorder.Publish(events.Warning(claim, events.ReasonLimitReached, "Launch",
+		fmt.Sprintf("not launched, planning the pods again: %s", why)))
+	if derr := l.kube.Delete(ctx, claim); client.IgnoreNotFound(derr) != nil {
+		return Failed, fmt.Errorf("deleting nodeclaim %s over its pool's limits: %w", claim.Name, derr)
+	}
+	l.metrics.NodeClaimsTerminated.WithLabelValues(poolOf(claim), "limit_reached").Inc()
+	now := metav1.NewTime(l.clk.Now())
+	claim.DeletionTimestamp = &now
+	if released := l.cluster.ReleaseTarget(claim.Name); len(released) > 0 && l.replan != nil {
+		l.replan(released)
+	}
+	return Deleted, nil
 }
 
 // Record applies the outcome of the cloud's Create (or of the claim's share

@@ -60,7 +60,7 @@ func TestStatus(t *testing.T) {
 	}
 	h.Cached(t, brokenClass)
 
-	cloud := fake.New(fake.InstanceType("m5.large", 2, 8, 0.096, "us-east-1a"))
+	cloud := fake.New(fake.InstanceType("m5.large", 2, 8, 0.096, "us-east-1a"), fake.InstanceType("m5.xlarge", 4, 16, 0.192, "us-east-1a"))
 	tests := []struct {
 		name       string
 		class      string
@@ -74,8 +74,9 @@ func TestStatus(t *testing.T) {
 	}{
 		{name: "ready class, two claims", class: readyClass.Name, claims: 2, wantReady: metav1.ConditionTrue, wantReason: "Ready", wantNodes: 2, wantCPU: "8"},
 		// The in-flight claim asks for 1 cpu but counts as the m5.large it
-		// may launch as (2 cpu), as the solver charges it.
-		{name: "an in-flight claim counts its largest instance type", class: readyClass.Name, claims: 1, inFlight: 1, wantReady: metav1.ConditionTrue, wantReason: "Ready", wantNodes: 2, wantCPU: "6"},
+		// is expected to launch as (2 cpu; its cheapest option, not its
+		// largest, m5.xlarge), as the solver charges it.
+		{name: "an in-flight claim counts its expected launch", class: readyClass.Name, claims: 1, inFlight: 1, wantReady: metav1.ConditionTrue, wantReason: "Ready", wantNodes: 2, wantCPU: "6"},
 		{name: "class not ready keeps its reason", class: brokenClass.Name, wantReady: metav1.ConditionFalse, wantReason: "SubnetsNotFound", wantCPU: "0"},
 		{name: "class missing", class: "missing-" + suffix, wantReady: metav1.ConditionFalse, wantReason: "NodeClassNotFound", wantCPU: "0"},
 		{name: "class never resolved is not ready", class: unresolvedClass.Name, wantReady: metav1.ConditionFalse, wantReason: "NodeClassNotResolved", wantCPU: "0"},
@@ -105,7 +106,7 @@ func TestStatus(t *testing.T) {
 			}
 			for j := 0; j < tt.inFlight; j++ {
 				c := controllertest.NodeClaim(fmt.Sprintf("%s-inflight-%d", pool.Name, j), pool.Name)
-				c.Spec.Requirements = []nsv1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5.large"}}}
+				c.Spec.Requirements = []nsv1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5.large", "m5.xlarge"}}}
 				if err := h.Direct.Create(ctx, c); err != nil {
 					t.Fatal(err)
 				}

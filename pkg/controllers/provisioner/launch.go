@@ -3,6 +3,7 @@ package provisioner
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -87,16 +88,44 @@ func (p *Provisioner) created(pool *nsv1.NodePool, cp *scheduling.ClaimPlan, cla
 // launchAll launches the claims together (their launch marks are held):
 // one CreateAll, so claims asking for the same thing share a CreateFleet
 // call, then each result is recorded and persisted, up to LaunchWorkers at
-// once. It reports whether any claim was deleted for insufficient capacity.
+// once. Claims of a pool that limits a resource launch within the pool's
+// turn (nodeclaim.Launcher.PoolTurn); when its limits are tight (Tight),
+// they launch first, one at a time in plan order, each trimmed to what the
+// launches before it leave. It reports whether any claim was deleted for
+// insufficient capacity or its pool's limits.
 func (p *Provisioner) launchAll(ctx context.Context, claims []*nsv1.NodeClaim) bool {
 	if len(claims) == 0 {
 		return false
 	}
-	results := p.cloud.CreateAll(ctx, claims)
 	var (
 		mu      sync.Mutex
 		deleted bool
 	)
+	free, limited, pools, done, err := p.turns(ctx, claims)
+	defer done()
+	if err != nil {
+		// The claims stay unlaunched; the lifecycle controller retries them.
+		log.FromContext(ctx).Error(err, "launching nodeclaims")
+		for _, claim := range claims {
+			p.cluster.EndLaunch(claim.Name)
+		}
+		return false
+	}
+	for i, claim := range limited {
+		out, err := p.launchTrimmed(ctx, pools[i], claim)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "launching nodeclaim", "nodeclaim", claim.Name)
+		}
+		if out == nodeclaim.Deleted {
+			p.recent.remove(claim.Name)
+			deleted = true
+		}
+	}
+	claims = free
+	if len(claims) == 0 {
+		return deleted
+	}
+	results := p.cloud.CreateAll(ctx, claims)
 	operator.Each(p.opts.LaunchWorkers, len(claims), func(i int) {
 		claim := claims[i]
 		defer p.cluster.EndLaunch(claim.Name)
@@ -115,6 +144,68 @@ func (p *Provisioner) launchAll(ctx context.Context, claims []*nsv1.NodeClaim) b
 	return deleted
 }
 
+// turns starts the launch turn of every pool of claims that limits a
+// resource (in name order) and sorts the claims: free ones launch together
+// in one CreateAll, limited ones (with their pools) one at a time, trimmed,
+// in plan order — those of pools whose limits are tight. done ends the
+// turns once the launches are recorded.
+func (p *Provisioner) turns(ctx context.Context, claims []*nsv1.NodeClaim) (free, limited []*nsv1.NodeClaim, pools []*nsv1.NodePool, done func(), err error) {
+	var ends []func()
+	done = func() {
+		for i := len(ends) - 1; i >= 0; i-- {
+			ends[i]()
+		}
+	}
+	byPool := map[string][]*nsv1.NodeClaim{}
+	var names []string
+	for _, c := range claims {
+		n := c.Labels[nsv1.LabelNodePool]
+		if _, ok := byPool[n]; !ok {
+			names = append(names, n)
+		}
+		byPool[n] = append(byPool[n], c)
+	}
+	sort.Strings(names)
+	tight := map[string]*nsv1.NodePool{}
+	for _, n := range names {
+		np, end, err := p.launcher.PoolTurn(ctx, byPool[n][0])
+		ends = append(ends, end)
+		if err != nil {
+			return nil, nil, nil, done, err
+		}
+		if np == nil {
+			continue
+		}
+		t, err := p.launcher.Tight(ctx, np, byPool[n])
+		if err != nil {
+			return nil, nil, nil, done, err
+		}
+		if t {
+			tight[n] = np
+		}
+	}
+	for _, c := range claims {
+		if np := tight[c.Labels[nsv1.LabelNodePool]]; np != nil {
+			limited, pools = append(limited, c), append(pools, np)
+		} else {
+			free = append(free, c)
+		}
+	}
+	return free, limited, pools, done, nil
+}
+
+// launchTrimmed launches one claim of a tight pool within its turn (its
+// launch mark is held) and persists the result, as record does.
+func (p *Provisioner) launchTrimmed(ctx context.Context, np *nsv1.NodePool, claim *nsv1.NodeClaim) (nodeclaim.Outcome, error) {
+	defer p.cluster.EndLaunch(claim.Name)
+	base := claim.DeepCopy()
+	out, err := p.launcher.LaunchTrimmed(ctx, np, claim)
+	if out == nodeclaim.Deleted {
+		return out, nil
+	}
+	return p.persist(ctx, base, claim, out, err)
+}
+
 // record writes one claim's launch result.
 func (p *Provisioner) record(ctx context.Context, claim *nsv1.NodeClaim, r cloudprovider.CreateResult) (nodeclaim.Outcome, error) {
 	base := claim.DeepCopy()
@@ -122,6 +213,15 @@ func (p *Provisioner) record(ctx context.Context, claim *nsv1.NodeClaim, r cloud
 	if out == nodeclaim.Deleted {
 		return out, nil
 	}
+	if out == nodeclaim.Launched {
+		p.launcher.Recorded(claim)
+	}
+	return p.persist(ctx, base, claim, out, err)
+}
+
+// persist writes a launch's outcome (out, err) onto claim, base being
+// claim before the launch.
+func (p *Provisioner) persist(ctx context.Context, base, claim *nsv1.NodeClaim, out nodeclaim.Outcome, err error) (nodeclaim.Outcome, error) {
 	now := metav1.NewTime(p.clk.Now())
 	lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.ClaimReady(claim.Status.Conditions), claim.Generation, now)
 	if perr := nodeclaim.Persist(ctx, p.kube, base, claim); perr != nil {

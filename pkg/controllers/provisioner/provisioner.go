@@ -75,9 +75,7 @@ func New(kube client.Client, cloud cloudprovider.CloudProvider, cluster *state.C
 	if opts.MaxRounds <= 0 {
 		opts.MaxRounds = provisioning.MaxReplanRounds
 	}
-	if opts.Solve.MaxOptionsPerClaim <= 0 {
-		opts.Solve.MaxOptionsPerClaim = provisioning.DefaultMaxOptionsPerClaim
-	}
+	opts.Solve = provisioning.SolveOptions(opts.Solve)
 	if opts.NewName == nil {
 		opts.NewName = func(pool string) string { return pool + "-" + utilrand.String(5) }
 	}
