@@ -50,7 +50,7 @@ func (c *Controller) Controller() operator.Controller {
 	return operator.Controller{Name: "ec2nodeclass.status", For: &awsv1.EC2NodeClass{}, Reconciler: c}
 }
 
-var parts = []string{awsv1.ConditionSubnetsReady, awsv1.ConditionSecurityGroupsReady, awsv1.ConditionAMIsReady, awsv1.ConditionInstanceProfileReady}
+var parts = []string{awsv1.ConditionSubnetsReady, awsv1.ConditionSecurityGroupsReady, awsv1.ConditionAMIsReady, awsv1.ConditionInstanceProfileReady, awsv1.ConditionCapacityReservationsReady}
 
 // Reconcile resolves the class and writes its status.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
