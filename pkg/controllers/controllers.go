@@ -184,6 +184,16 @@ func New(cfg Config) (*Set, error) {
 		garbagecollection.New(kube, cloud, clk, rec, m, garbagecollection.Options{Interval: o.GCInterval, Grace: o.GCGrace}),
 		costmetrics.New(cluster, m, costmetrics.DefaultInterval),
 	)
+	if executor != nil {
+		// Capacity Blocks end on a date the node class's status names:
+		// their nodes are marked as interrupted before EC2 reclaims them,
+		// queue or not.
+		deps := interruption.Deps{Kube: kube, Clock: clk, Recorder: rec, Metrics: m, Wake: executor.Wake}
+		if in := cfg.Interruption; in != nil {
+			deps.Fresh = in.Fresh
+		}
+		s.Controllers = append(s.Controllers, interruption.NewCapacityBlocks(deps).Controller())
+	}
 	if in := cfg.Interruption; in != nil {
 		deps := interruption.Deps{Kube: kube, Fresh: in.Fresh, Clock: clk, Recorder: rec, Metrics: m,
 			Unavailable: in.Unavailable, History: in.History, Wake: executor.Wake}
