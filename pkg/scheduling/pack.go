@@ -46,6 +46,9 @@ type bin struct {
 	seeded bool
 	flex   flexState
 	charge vec // capacity counted against the pool's limits (nil: none)
+	// reserved names the reservation the bin was opened for
+	// (seedReservations); "" for any other bin.
+	reserved string
 }
 
 func (s *solver) newBin(p *pool, it *item, target int) *bin {
@@ -336,6 +339,9 @@ func (s *solver) pack(p *pool, items []*item) {
 	for i := firstSeeded; i < len(s.bins); i++ {
 		s.fill(s.bins[i], fx, true)
 	}
+	// Paid-for capacity first: a bin per instance a reservation has free
+	// (reserved.go); the LP and the greedy packer take what is left.
+	s.seedReservations(p, rest, fx)
 	// The LP's fills first, topped up with what they leave over; the
 	// value-driven greedy packer below takes the rest.
 	for _, b := range s.seedFromLP(p, rest) {

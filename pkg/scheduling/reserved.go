@@ -19,13 +19,11 @@ import (
 //
 // A reserved claim has exactly one option — one type, one zone, one
 // reservation — so the count is exact whichever option EC2 would pick.
-// Packing counts a reserved slot at next to nothing (packingPrice), so pods
-// are laid out on the reserved types first; it does not count the
-// reservation down, so when more bins are laid out on a reserved type than
-// it has instances free, the bins past the count are launched with the spot
-// or on-demand options that hold them (any type, not only the reserved
-// one). A pool with minValues does not use reservations (one option cannot
-// meet them).
+// Packing opens the reservations' bins first (seedReservations), one per
+// free instance, so pods are laid out on paid-for capacity before the LP
+// and the greedy packer buy anything; a reserved slot otherwise counts at
+// the type's on-demand price. A pool with minValues does not use
+// reservations (one option cannot meet them).
 
 // resOffering is one reserved offering of a pool type.
 type resOffering struct {
@@ -34,15 +32,12 @@ type resOffering struct {
 	ref  *catalog.ReservationRef
 }
 
-// reservedPackingShare is the fraction of a type's on-demand price a
-// reserved slot counts as while packing: next to nothing, so bins are laid
-// out on reserved types first, but not zero, so a value per dollar stays
-// finite and a larger reserved type still costs more than a smaller one.
-const reservedPackingShare = 1e-3
-
-// packingPrice is what a reserved slot of it counts as while packing:
-// reservedPackingShare of its on-demand price (its dearest on-demand
-// offering's when the type does not say).
+// packingPrice is what a reserved slot of it counts as when bins are sized
+// and types compared: its on-demand price (its dearest on-demand
+// offering's when the type does not say), what the reservation is billed
+// at. The reservations' own bins come from seedReservations, counted; a
+// price near zero here would have the LP buy the reserved type without
+// limit.
 func packingPrice(it *catalog.InstanceType) float64 {
 	price := it.OnDemandPrice
 	if price <= 0 {
@@ -52,7 +47,52 @@ func packingPrice(it *catalog.InstanceType) float64 {
 			}
 		}
 	}
-	return price * reservedPackingShare
+	return price
+}
+
+// seedReservations opens, before the LP and the greedy packer, one bin per
+// instance each reservation of p's types has free (less the bins earlier
+// pools and rounds opened for it), of the reserved type and pinned to its
+// zone, each filled with the pods that fit as the other packers fill: paid
+// capacity is used before anything is bought. The repack moves leave these
+// bins alone.
+func (s *solver) seedReservations(p *pool, rest []*item, fx *fillIndex) {
+	if s.reserved == 0 || len(p.mv) > 0 {
+		return
+	}
+	if s.resBins == nil {
+		s.resBins = map[string]int{}
+	}
+	for ti, pt := range p.types {
+		for _, r := range pt.res {
+			for s.resBins[r.ref.ID] < r.ref.Available {
+				anchor := s.reservedAnchor(ti, pt, r, rest)
+				if anchor == nil || !s.canOpen(p) {
+					break
+				}
+				b := s.open(p, anchor, ti)
+				b.slots &= s.zoneMask(s.slots.zone[r.slot])
+				b.reserved = r.ref.ID
+				if !s.tryAdd(b, anchor, false) {
+					s.closeEmpty(b)
+					break
+				}
+				s.resBins[r.ref.ID]++
+				s.fill(b, fx, false)
+			}
+		}
+	}
+}
+
+// reservedAnchor is the first item with pods left that may go to type ti in
+// reservation r's slot.
+func (s *solver) reservedAnchor(ti int, pt *poolType, r resOffering, rest []*item) *item {
+	for _, it := range rest {
+		if len(it.st.left) > 0 && !it.dead && it.f.types.has(ti) && it.f.slots&(1<<r.slot) != 0 && it.c.req.fits(pt.alloc) {
+			return it
+		}
+	}
+	return nil
 }
 
 // resetReservations starts the count of every reservation the pools offer

@@ -119,3 +119,42 @@ func TestSolveReserved(t *testing.T) {
 		})
 	}
 }
+
+// On the embedded catalog, a burst fills every reserved instance to what it
+// holds before anything is bought: an ODCR of 10 m6i.xlarge (3 one-CPU 2Gi
+// pods each) and a Capacity Block of 3 c7i.2xlarge (6 each, memory-bound),
+// 48 pods, and the rest is bought as usual, with no reserved option.
+func TestSolveFillsReservationsFirstOnTheCatalog(t *testing.T) {
+	c, err := catalog.Load(catalog.Options{Zones: []string{"us-east-1a", "us-east-1b", "us-east-1c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	types := catalog.WithReservations(c.Types(), []catalog.Reservation{
+		{ID: "cr-odcr", Type: awsv1.CapacityReservationTypeDefault, InstanceType: "m6i.xlarge", Zone: "us-east-1a", Available: 10},
+		{ID: "cr-block", Type: awsv1.CapacityReservationTypeCapacityBlock, InstanceType: "c7i.2xlarge", Zone: "us-east-1b", Available: 3, End: now.Add(6 * time.Hour)},
+	}, now)
+	np := &NodePool{Name: "general", Requirements: Requirements{}, InstanceTypes: types, Labels: map[string]string{}}
+	np.Requirements.Add(NewRequirement(nsv1.LabelCapacityType, corev1.NodeSelectorOpIn, nsv1.CapacityTypeSpot, nsv1.CapacityTypeOnDemand, nsv1.CapacityTypeReserved))
+	np.Requirements.Add(NewRequirement(corev1.LabelArchStable, corev1.NodeSelectorOpIn, "amd64"))
+	plan, err := Solve(Input{Pods: pods(80, "w", "1", "2Gi"), NodePools: []*NodePool{np}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onRes := map[string]int{}
+	claims := map[string]int{}
+	placed := 0
+	for _, cl := range plan.NewClaims {
+		placed += len(cl.Pods)
+		if r := cl.Options[0].Reservation; r != nil {
+			onRes[r.ID] += len(cl.Pods)
+			claims[r.ID]++
+		}
+	}
+	if placed != 80 || len(plan.Unschedulable) != 0 {
+		t.Fatalf("placed %d of 80, %d unschedulable", placed, len(plan.Unschedulable))
+	}
+	if claims["cr-odcr"] != 10 || claims["cr-block"] != 3 || onRes["cr-odcr"] != 30 || onRes["cr-block"] != 18 {
+		t.Errorf("reserved claims %v holding %v pods; want 10 and 3 claims holding 30 and 18", claims, onRes)
+	}
+}

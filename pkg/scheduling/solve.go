@@ -28,7 +28,10 @@ type solver struct {
 	reserved uint64   // the reserved slots (reserved.go)
 	// resLeft counts down, by reservation id, the instances a reservation
 	// still has free as buildClaims gives claims their options.
-	resLeft   map[string]int
+	resLeft map[string]int
+	// resBins counts, by reservation id, the bins seedReservations opened
+	// for it (across pools and rounds).
+	resBins   map[string]int
 	typeKeys  map[string]struct{}
 	pools     []*pool
 	nodeLimit []int64
