@@ -50,6 +50,7 @@ func TestLab(t *testing.T) {
 		{"12_rebalance_modes_off_and_drain", rebalanceModes},
 		{"13_roll_ami_and_expire_after", rollAMIAndExpire},
 		{"14_kube_scheduler_judges_topology", kubeSchedulerJudgesTopology},
+		{"15_reservation_filled_first_and_given_back", reservedCapacity},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
