@@ -156,7 +156,7 @@ func New(cfg Config) (*Set, error) {
 	)
 	s.Controllers = append(s.Controllers, termination.New(kube, cloud, clk, rec, m).Controllers()...)
 	if cfg.NodeClasses != nil {
-		s.Controllers = append(s.Controllers, nodeclass.New(kube, cfg.NodeClasses, clk, rec).Controller())
+		s.Controllers = append(s.Controllers, nodeclass.New(kube, cfg.NodeClasses, clk, rec, m).Controller())
 	}
 	if o.FeatureGates["Disruption"] {
 		s.Controllers = append(s.Controllers, podevents.New(kube, clk).Declaration())
