@@ -30,6 +30,10 @@ func TestReservedCapacityScenario(t *testing.T) {
 		if l.Cost != 0 || l.Price != 0 {
 			t.Errorf("reserved %s billed at $%.4f/h ($%.4f): a reservation's instance costs nothing more", l.NodeClaim, l.Price, l.Cost)
 		}
+		if l.InstanceType == "m6i.xlarge" && l.Terminated {
+			// Consolidation never replaces a node that costs nothing more.
+			t.Errorf("ODCR node %s went away at %s (%s)", l.NodeClaim, l.TerminatedAt, l.Reason)
+		}
 		if l.InstanceType == "c7i.2xlarge" {
 			drainAt := blockEnds - catalog.CapacityBlockDrainLead
 			reclaim := blockEnds - catalog.CapacityBlockReclaimLead
