@@ -78,6 +78,15 @@ func TestReservedLaunchTargetsTheReservation(t *testing.T) {
 		c.Status.Price != nsv1.FormatPrice(0) {
 		t.Errorf("reserved claim: capacity type %q, labels %v, price %q", c.Status.CapacityType, c.Labels, c.Status.Price)
 	}
+	// The instance read back (Get, as garbage collection and restarts do)
+	// is reserved too.
+	got, err := e.p.Get(e.ctx, c.Status.ProviderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.CapacityType != nsv1.CapacityTypeReserved || got.Labels[awsv1.LabelCapacityReservationID] != id || got.Status.Price != nsv1.FormatPrice(0) {
+		t.Errorf("Get: capacity type %q, labels %v, price %q", got.Status.CapacityType, got.Labels, got.Status.Price)
+	}
 	calls := e.fleetCalls()
 	last := calls[len(calls)-1]
 	if last.TargetCapacitySpecification.DefaultTargetCapacityType != ec2types.DefaultTargetCapacityTypeOnDemand {
