@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -104,6 +105,25 @@ func WithReservations(types []*InstanceType, rs []Reservation, now time.Time) []
 			})
 		}
 		out[i] = it.withOfferings(ofs)
+	}
+	return out
+}
+
+// ReservationsFromStatus are a node class's resolved reservations
+// (status.capacityReservations) in the given zones (the zones of its
+// subnets: a reservation elsewhere cannot be launched into), as the catalog
+// prices them. The AWS provider and the CLI's plan both read them so.
+func ReservationsFromStatus(rs []awsv1.CapacityReservation, zones []string) []Reservation {
+	var out []Reservation
+	for _, r := range rs {
+		if !slices.Contains(zones, r.AvailabilityZone) {
+			continue
+		}
+		cr := Reservation{ID: r.ID, Type: r.ReservationType, InstanceType: r.InstanceType, Zone: r.AvailabilityZone, Available: int(r.AvailableInstanceCount)}
+		if r.EndTime != nil {
+			cr.End = r.EndTime.Time
+		}
+		out = append(out, cr)
 	}
 	return out
 }

@@ -134,21 +134,13 @@ func (p *Provider) resolveCapacityReservations(ctx context.Context, terms []awsv
 // them: in a zone the class has a subnet in, not marked in the ICE cache,
 // with what the ledger says each has free.
 func (p *Provider) catalogReservations(res *Resolved) []catalog.Reservation {
-	zones := map[string]bool{}
-	for _, z := range res.Zones() {
-		zones[z] = true
-	}
 	var out []catalog.Reservation
-	for _, r := range res.CapacityReservations {
-		if !zones[r.AvailabilityZone] || p.ice.IsUnavailable(r.InstanceType, r.AvailabilityZone, nsv1.CapacityTypeReserved) {
+	for _, r := range catalog.ReservationsFromStatus(res.CapacityReservations, res.Zones()) {
+		if p.ice.IsUnavailable(r.InstanceType, r.Zone, nsv1.CapacityTypeReserved) {
 			continue
 		}
-		cr := catalog.Reservation{ID: r.ID, Type: r.ReservationType, InstanceType: r.InstanceType, Zone: r.AvailabilityZone,
-			Available: p.reservations.available(r.ID, int(r.AvailableInstanceCount))}
-		if r.EndTime != nil {
-			cr.End = r.EndTime.Time
-		}
-		out = append(out, cr)
+		r.Available = p.reservations.available(r.ID, r.Available)
+		out = append(out, r)
 	}
 	return out
 }
