@@ -46,9 +46,11 @@ func TestReservationsInStatusAndMetrics(t *testing.T) {
 	}}
 	c := New(h.Client, res, clk, rec, m)
 	name := fmt.Sprintf("reserved-%d", time.Now().UnixNano()%1000000)
-	if err := h.Direct.Create(ctx, nodeClass(name)); err != nil {
+	nc := nodeClass(name)
+	if err := h.Direct.Create(ctx, nc); err != nil {
 		t.Fatal(err)
 	}
+	h.Cached(t, nc)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: name}}
 	if _, err := c.Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
