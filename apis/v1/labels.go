@@ -10,7 +10,8 @@ const (
 
 	// LabelNodePool names the NodePool a node was launched for.
 	LabelNodePool = Group + "/nodepool"
-	// LabelCapacityType is "spot" or "on-demand".
+	// LabelCapacityType is "spot", "on-demand" or "reserved" (a capacity
+	// reservation the account already pays for).
 	LabelCapacityType = Group + "/capacity-type"
 	// LabelNodeClaim names the NodeClaim behind a node or instance.
 	LabelNodeClaim = Group + "/nodeclaim"
@@ -90,6 +91,10 @@ const (
 
 	CapacityTypeSpot     = "spot"
 	CapacityTypeOnDemand = "on-demand"
+	// CapacityTypeReserved is capacity launched into a capacity reservation
+	// (an ODCR or a Capacity Block): billed whether used or not, so its
+	// marginal price is zero while the reservation has instances free.
+	CapacityTypeReserved = "reserved"
 )
 
 var (

@@ -150,6 +150,10 @@ const (
 	// DisruptingReasonRebalanceRecommendation: EC2 recommends moving off a
 	// spot instance at elevated risk of interruption.
 	DisruptingReasonRebalanceRecommendation = "RebalanceRecommendation"
+	// DisruptingReasonCapacityBlockExpiring: the node runs in a Capacity
+	// Block whose end is near; EC2 reclaims its instances 30 minutes
+	// before the end, and the node is drained from 40 minutes before.
+	DisruptingReasonCapacityBlockExpiring = "CapacityBlockExpiring"
 )
 
 // +kubebuilder:object:root=true

@@ -81,6 +81,8 @@ func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, runConfi
 	seed := fs.Int64("seed", 1, "seed for ids and random interruptions")
 	interruptEvery := fs.Duration("interrupt-every", 0, "interrupt a random running spot instance this often (0: never)")
 	extra := addExtraFlags(fs)
+	var reservations reservationFlags
+	fs.Var(&reservations, "capacity-reservation", "a capacity reservation, repeatable: type=m5.large,zone=us-east-1a,count=5[,id=cr-…][,match=open|targeted][,kind=default|capacity-block][,end=RFC3339][,owner=…][,tag.<key>=<value>]")
 	roles := fs.String("roles", "NodesmithNodeRole-my-cluster", "comma-separated IAM roles that exist from the start (spec.role of an EC2NodeClass must name one; the examples use NodesmithNodeRole-my-cluster)")
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, runConfig{}, err
@@ -110,6 +112,9 @@ func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, runConfi
 		return nil, nil, runConfig{}, err
 	}
 	world := fakeaws.NewWorld(opts)
+	if err := reservations.apply(world); err != nil {
+		return nil, nil, runConfig{}, err
+	}
 	policy, err := extra.loadPolicy(*clusterName, *region, world.Options().AccountID)
 	if err != nil {
 		return nil, nil, runConfig{}, err
@@ -154,6 +159,9 @@ func printBanner(out io.Writer, endpoint string, w *fakeaws.World, o fakeaws.Opt
 	}
 	if len(o.Roles) > 0 {
 		fmt.Fprintf(out, "IAM roles: %s\n", strings.Join(o.Roles, ", "))
+	}
+	for _, cr := range w.CapacityReservations() {
+		fmt.Fprintf(out, "Capacity reservation %s: %d × %s in %s (%s, %s)\n", cr.ID, cr.Total, cr.InstanceType, cr.Zone, cr.Type, cr.MatchCriteria)
 	}
 	if o.ClusterName != "" {
 		fmt.Fprintf(out, "Cluster %q: subnets and security group tagged nodesmith.sh/discovery=%s\n", o.ClusterName, o.ClusterName)

@@ -10,6 +10,7 @@ data "aws_iam_policy_document" "controller" {
     sid    = "RegionalReads"
     effect = "Allow"
     actions = [
+      "ec2:DescribeCapacityReservations",
       "ec2:DescribeImages",
       "ec2:DescribeInstanceTypeOfferings",
       "ec2:DescribeInstanceTypes",
@@ -32,6 +33,7 @@ data "aws_iam_policy_document" "controller" {
     effect  = "Allow"
     actions = ["ec2:CreateFleet", "ec2:RunInstances"]
     resources = [
+      "arn:${local.partition}:ec2:${local.region}:*:capacity-reservation/*",
       "arn:${local.partition}:ec2:${local.region}::image/*",
       "arn:${local.partition}:ec2:${local.region}::snapshot/*",
       "arn:${local.partition}:ec2:${local.region}:*:security-group/*",

@@ -64,7 +64,7 @@ type Overhead struct {
 // Offering is one way to buy an instance type: a zone and a capacity type, at a price.
 type Offering struct {
 	Zone         string
-	CapacityType string // spot | on-demand (nodesmith.sh/capacity-type values)
+	CapacityType string // spot | on-demand | reserved (nodesmith.sh/capacity-type values)
 	// Price in USD per hour.
 	Price float64
 	// Available is false while the offering is known to be out of capacity
@@ -74,6 +74,10 @@ type Offering struct {
 	// instances interrupted per month (SpotRisk), filled by WithSpotRisk;
 	// zero when not rated and for on-demand.
 	InterruptionRisk float64
+
+	// Reservation is set on a reserved offering: the capacity reservation
+	// it launches into and how many instances it still has free.
+	Reservation *ReservationRef
 }
 
 // Offerings is the list of an instance type's offerings.

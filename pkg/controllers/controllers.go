@@ -176,7 +176,7 @@ func New(cfg Config) (*Set, error) {
 	)
 	s.Controllers = append(s.Controllers, termination.New(kube, cloud, clk, rec, m).Controllers()...)
 	if cfg.NodeClasses != nil {
-		s.Controllers = append(s.Controllers, nodeclass.New(kube, cfg.NodeClasses, clk, rec).Controller())
+		s.Controllers = append(s.Controllers, nodeclass.New(kube, cfg.NodeClasses, clk, rec, m).Controller())
 	}
 	if o.FeatureGates["Disruption"] {
 		s.Controllers = append(s.Controllers, podevents.New(kube, clk).Declaration())
@@ -205,6 +205,16 @@ func New(cfg Config) (*Set, error) {
 		garbagecollection.New(kube, cloud, clk, rec, m, garbagecollection.Options{Interval: o.GCInterval, Grace: o.GCGrace}),
 		costmetrics.New(cluster, m, costmetrics.DefaultInterval),
 	)
+	if executor != nil {
+		// Capacity Blocks end on a date the node class's status names:
+		// their nodes are marked as interrupted before EC2 reclaims them,
+		// queue or not.
+		deps := interruption.Deps{Kube: kube, Clock: clk, Recorder: rec, Metrics: m, Wake: executor.Wake}
+		if in := cfg.Interruption; in != nil {
+			deps.Fresh = in.Fresh
+		}
+		s.Controllers = append(s.Controllers, interruption.NewCapacityBlocks(deps).Controller())
+	}
 	if in := cfg.Interruption; in != nil {
 		deps := interruption.Deps{Kube: kube, Fresh: in.Fresh, Clock: clk, Recorder: rec, Metrics: m,
 			Unavailable: in.Unavailable, History: in.History, Wake: executor.Wake}

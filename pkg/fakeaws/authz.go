@@ -308,6 +308,10 @@ func (s *Server) fleetAuthorizations(p params, with func(string, string, func(ma
 		for _, g := range lt.SecurityGroupIDs {
 			used[s.ec2ARN("security-group", g)] = nil
 		}
+		if id := lt.Data["CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId"]; id != "" {
+			// Launching into a reservation uses it, as EC2 authorizes it.
+			used[s.ec2ARN("capacity-reservation", id)] = nil
+		}
 		if name := lt.Data["LaunchTemplateData.IamInstanceProfile.Name"]; name != "" {
 			if ip, ok := s.w.GetInstanceProfile(name); ok {
 				roles = append(roles, ip.Roles...)

@@ -82,10 +82,24 @@ type instanceContext struct {
 	region string
 	groups map[string]string
 	zoneID func(string) string
+	// blocks are the ids of the Capacity Blocks.
+	blocks map[string]bool
+}
+
+// lifecycle is the instance's instanceLifecycle: spot, capacity-block, or
+// "" for on-demand.
+func (c instanceContext) lifecycle(in Instance) string {
+	switch {
+	case in.CapacityType == CapacitySpot:
+		return "spot"
+	case c.blocks[in.CapacityReservationID]:
+		return CapacityBlock
+	}
+	return ""
 }
 
 func (s *Server) instanceContext() instanceContext {
-	return instanceContext{owner: s.w.opts.AccountID, region: s.w.opts.Region, groups: s.w.groupNames(), zoneID: s.w.zoneID}
+	return instanceContext{owner: s.w.opts.AccountID, region: s.w.opts.Region, groups: s.w.groupNames(), zoneID: s.w.zoneID, blocks: s.w.blockIDs()}
 }
 
 // live reports whether the instance still has its network interface: EC2
@@ -209,10 +223,9 @@ func (c instanceContext) attr(in Instance) attrFunc {
 		case "image-id":
 			return one(in.ImageID), true
 		case "instance-lifecycle":
-			if in.CapacityType == CapacitySpot {
-				return []string{"spot"}, true
-			}
-			return nil, true
+			return one(c.lifecycle(in)), true
+		case "capacity-reservation-id":
+			return one(in.CapacityReservationID), true
 		case "spot-instance-request-id":
 			if in.CapacityType == CapacitySpot {
 				return []string{spotRequestID(in)}, true
@@ -250,7 +263,7 @@ func (c instanceContext) attr(in Instance) attrFunc {
 			return one(code), true
 		case "state-reason-message":
 			return one(msg), true
-		case "affinity", "capacity-reservation-id", "dns-name", "host-id", "ip-address", "ipv6-address",
+		case "affinity", "dns-name", "host-id", "ip-address", "ipv6-address",
 			"kernel-id", "key-name", "outpost-arn", "placement-group-name", "placement-partition-number",
 			"platform", "product-code", "product-code.type", "ramdisk-id", "requester-id",
 			"network-interface.ipv6-address", "network-interface.ipv6-addresses.ipv6-address",
@@ -326,9 +339,14 @@ func (c instanceContext) instanceXML(x *xmlw, in Instance) {
 	x.leaf("rootDeviceName", "/dev/xvda")
 	x.leaf("virtualizationType", "hvm")
 	x.leaf("hypervisor", "xen")
+	if lc := c.lifecycle(in); lc != "" {
+		x.leaf("instanceLifecycle", lc)
+	}
 	if in.CapacityType == CapacitySpot {
-		x.leaf("instanceLifecycle", "spot")
 		x.leaf("spotInstanceRequestId", spotRequestID(in))
+	}
+	if in.CapacityReservationID != "" {
+		x.leaf("capacityReservationId", in.CapacityReservationID)
 	}
 	if in.ClientToken != "" {
 		x.leaf("clientToken", in.ClientToken)

@@ -51,6 +51,9 @@ type FleetRequest struct {
 	OnDemandMinTarget   int
 	Overrides           []FleetOverride
 	InstanceTags        map[string]string
+	// blocks: DefaultTargetCapacityType capacity-block; every override's
+	// template must target a Capacity Block.
+	blocks bool
 	// Fingerprint identifies the request's parameters for idempotency: a
 	// reused ClientToken with a different fingerprint is
 	// IdempotentParameterMismatch. The HTTP front end sets it to every
@@ -65,6 +68,7 @@ func (r FleetRequest) fingerprint() string {
 		return r.Fingerprint
 	}
 	r.ClientToken = ""
+	r.blocks = false
 	return fmt.Sprintf("%#v", r) // fmt prints maps in key order
 }
 
@@ -126,6 +130,9 @@ type candidate struct {
 	weight float64
 	prio   float64
 	used   int
+	// res is the capacity reservation the candidate launches into ("":
+	// none); spare is then what the reservation has free.
+	res string
 }
 
 // CreateFleet launches instances with instant-fleet semantics: partial
@@ -168,6 +175,16 @@ func (w *World) CreateFleet(req FleetRequest) (FleetResult, error) {
 	if dct == "" {
 		dct = CapacityOnDemand
 	}
+	blocks := dct == CapacityBlock
+	if blocks {
+		// Capacity Blocks are bought on demand, each launch into the
+		// block its template targets.
+		dct = CapacityOnDemand
+		if req.SpotTarget > 0 {
+			return FleetResult{}, apiErr(400, "InvalidParameterCombination", "SpotTargetCapacity cannot be combined with DefaultTargetCapacityType capacity-block")
+		}
+	}
+	req.blocks = blocks
 	want := map[string]int{CapacityOnDemand: req.OnDemandTarget, CapacitySpot: req.SpotTarget}
 	if rest := req.TotalTarget - req.OnDemandTarget - req.SpotTarget; rest > 0 {
 		want[dct] += rest
@@ -197,6 +214,9 @@ func (w *World) fulfil(req *FleetRequest, ct string, target int, res *FleetResul
 	}
 	for i, o := range req.Overrides {
 		c, code, msg := w.candidateFor(i, o, ct, now)
+		if code == "" && req.blocks && (c.res == "" || w.reservations[c.res].Type != ReservationTypeCapacityBlock) {
+			code, msg = "InvalidParameterCombination", "DefaultTargetCapacityType capacity-block needs a launch template that targets a Capacity Block"
+		}
 		if code != "" {
 			fail(i, code, msg)
 			continue
@@ -240,6 +260,8 @@ func (w *World) fulfil(req *FleetRequest, ct string, target int, res *FleetResul
 		for _, c := range cands {
 			if c.spare > 0 && ipsLeft[c.subnet] > 0 {
 				live = append(live, c)
+			} else if c.spare <= 0 && c.res != "" {
+				fail(c.idx, "ReservationCapacityExceeded", fmt.Sprintf("The requested number of instances exceeds the available capacity of the capacity reservation '%s'.", c.res))
 			} else if c.spare <= 0 {
 				fail(c.idx, "InsufficientInstanceCapacity", insufficientMsg(c.pool.InstanceType, c.pool.Zone))
 			} else {
@@ -259,7 +281,7 @@ func (w *World) fulfil(req *FleetRequest, ct string, target int, res *FleetResul
 		c.used++
 		ipsLeft[c.subnet]--
 		for _, o := range cands {
-			if o.pool == c.pool {
+			if o.pool == c.pool && o.res == c.res {
 				o.spare = c.spare
 			}
 		}
@@ -365,6 +387,30 @@ func (w *World) candidateFor(i int, o FleetOverride, ct string, now time.Time) (
 	if p == nil {
 		return nil, "Unsupported", fmt.Sprintf("Your requested instance type (%s) is not supported in your requested Availability Zone (%s).", t, zone)
 	}
+	res := ""
+	if ct == CapacityOnDemand {
+		id, code, msg := w.reservationFor(lt, t, zone, nil, now)
+		if code != "" {
+			return nil, code, msg
+		}
+		res = id
+	}
+	if res != "" {
+		// A reservation's capacity is set aside: the pool's ICE and spare
+		// do not apply.
+		if sn.FreeIPs <= 0 {
+			return nil, "InsufficientFreeAddressesInSubnet", fmt.Sprintf("There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", sn.ID)
+		}
+		r := w.readReservation(w.reservations[res], now)
+		c := &candidate{idx: i, pool: p, spare: r.Available, spec: spec, subnet: sn, lt: lt, image: image, weight: o.WeightedCapacity, prio: math.MaxFloat64, res: res}
+		if c.weight <= 0 {
+			c.weight = 1
+		}
+		if o.HasPriority {
+			c.prio = o.Priority
+		}
+		return c, "", ""
+	}
 	if now.Before(p.ICEUntil) || p.Spare <= 0 {
 		return nil, "InsufficientInstanceCapacity", insufficientMsg(t, zone)
 	}
@@ -386,7 +432,9 @@ func (w *World) candidateFor(i int, o FleetOverride, ct string, now time.Time) (
 
 // launch creates one pending instance from a chosen candidate.
 func (w *World) launch(c *candidate, ct string, req *FleetRequest, fleetID, reservation string, now time.Time) *Instance {
-	c.pool.Spare--
+	if c.res == "" {
+		c.pool.Spare--
+	}
 	c.subnet.FreeIPs--
 	tags := cloneTags(c.lt.InstanceTags)
 	if tags == nil {
@@ -403,6 +451,7 @@ func (w *World) launch(c *candidate, ct string, req *FleetRequest, fleetID, rese
 		SecurityGroupIDs: append([]string(nil), c.lt.SecurityGroupIDs...),
 		PrivateIP:        w.nextIP(c.subnet), Price: c.pool.Price, LaunchTemplateID: c.lt.ID,
 		UserData: c.lt.UserData, FleetID: fleetID, ReservationID: reservation, ClientToken: req.ClientToken,
+		CapacityReservationID: c.res,
 	}
 	w.instances[in.ID] = in
 	w.instOrder = append(w.instOrder, in.ID)

@@ -13,11 +13,12 @@ type idKind struct {
 }
 
 var (
-	instanceIDs = idKind{"i", "InvalidInstanceID.Malformed", "InvalidInstanceID.NotFound", "instance ID"}
-	imageIDs    = idKind{"ami", "InvalidAMIID.Malformed", "InvalidAMIID.NotFound", "image id"}
-	groupIDs    = idKind{"sg", "InvalidGroupId.Malformed", "InvalidGroup.NotFound", "security group"}
-	subnetIDs   = idKind{"subnet", "InvalidSubnetID.Malformed", "InvalidSubnetID.NotFound", "subnet ID"}
-	templateIDs = idKind{"lt", "InvalidLaunchTemplateId.Malformed", "InvalidLaunchTemplateId.NotFound", "launch template ID"}
+	instanceIDs    = idKind{"i", "InvalidInstanceID.Malformed", "InvalidInstanceID.NotFound", "instance ID"}
+	imageIDs       = idKind{"ami", "InvalidAMIID.Malformed", "InvalidAMIID.NotFound", "image id"}
+	groupIDs       = idKind{"sg", "InvalidGroupId.Malformed", "InvalidGroup.NotFound", "security group"}
+	subnetIDs      = idKind{"subnet", "InvalidSubnetID.Malformed", "InvalidSubnetID.NotFound", "subnet ID"}
+	templateIDs    = idKind{"lt", "InvalidLaunchTemplateId.Malformed", "InvalidLaunchTemplateId.NotFound", "launch template ID"}
+	reservationIDs = idKind{"cr", "InvalidCapacityReservationId.Malformed", "InvalidCapacityReservationId.NotFound", "capacity reservation ID"}
 )
 
 // taggable are the id families CreateTags and DeleteTags accept.

@@ -49,6 +49,7 @@ func NewServer(w *World) *Server {
 		"DescribeSecurityGroups":        s.describeSecurityGroups,
 		"DescribeImages":                s.describeImages,
 		"DescribeAvailabilityZones":     s.describeAvailabilityZones,
+		"DescribeCapacityReservations":  s.describeCapacityReservations,
 	}
 	s.sqsH = s.sqsHandlers()
 	return s

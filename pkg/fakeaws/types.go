@@ -9,6 +9,9 @@ import (
 const (
 	CapacitySpot     = "spot"
 	CapacityOnDemand = "on-demand"
+	// CapacityBlock is CreateFleet's DefaultTargetCapacityType for
+	// launches into Capacity Blocks; their instances are on-demand.
+	CapacityBlock = "capacity-block"
 )
 
 // Instance states (EC2 names and codes).
@@ -103,7 +106,10 @@ type Instance struct {
 	UserData      string
 	FleetID       string
 	ReservationID string
-	ClientToken   string
+	// CapacityReservationID is the capacity reservation the instance
+	// launched into ("" for none).
+	CapacityReservationID string
+	ClientToken           string
 	// InterruptAt is when a pending spot interruption terminates the instance (zero if none).
 	InterruptAt time.Time
 }

@@ -84,6 +84,9 @@ type World struct {
 	nextFleetSweep int
 	templates      map[string]*LaunchTemplate
 	ltOrder        []string
+	// reservations are the capacity reservations by id (reservations.go).
+	reservations map[string]*CapacityReservation
+	resOrder     []string
 
 	vpcs    []string
 	subnets []*Subnet
@@ -117,6 +120,7 @@ const (
 	timerBoot timerKind = iota
 	timerInterrupt
 	timerShutdown
+	timerReclaim // a Capacity Block's instances are reclaimed (id: the reservation)
 )
 
 type timer struct {
@@ -194,6 +198,7 @@ func NewWorld(o Options) *World {
 		instances:     map[string]*Instance{},
 		fleets:        map[string]fleetRecord{},
 		templates:     map[string]*LaunchTemplate{},
+		reservations:  map[string]*CapacityReservation{},
 		params:        map[string]string{},
 		queues:        map[string]*queue{},
 		deletedQueues: map[string]time.Time{},
@@ -309,6 +314,10 @@ func (w *World) tickLocked() {
 	now := w.clock.Now()
 	for w.timers.Len() > 0 && !w.timers.items[0].at.After(now) {
 		t := heap.Pop(&w.timers).(timer)
+		if t.kind == timerReclaim {
+			w.reclaimBlock(t.id, t.at)
+			continue
+		}
 		in, ok := w.instances[t.id]
 		if !ok {
 			continue
@@ -371,7 +380,7 @@ func (w *World) beginTerminate(in *Instance, at time.Time) {
 func (w *World) finishTerminate(in *Instance, at time.Time) {
 	w.setState(in, StateTerminated, at)
 	w.terminated++
-	if p := w.pools[PoolKey{in.Type, in.Zone, in.CapacityType}]; p != nil {
+	if p := w.pools[PoolKey{in.Type, in.Zone, in.CapacityType}]; p != nil && in.CapacityReservationID == "" {
 		p.Spare++
 	}
 	if s := w.subnet(in.SubnetID); s != nil {

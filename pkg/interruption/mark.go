@@ -59,6 +59,7 @@ func Reason(kind messages.Kind) string {
 var strength = map[string]int{
 	nsv1.DisruptingReasonRebalanceRecommendation: 1,
 	nsv1.DisruptingReasonScheduledChange:         2,
+	nsv1.DisruptingReasonCapacityBlockExpiring:   2,
 	nsv1.DisruptingReasonSpotInterruption:        3,
 	nsv1.DisruptingReasonInstanceStopping:        4,
 }

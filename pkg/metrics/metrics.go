@@ -8,17 +8,22 @@ const namespace = "nodesmith"
 
 // Label names.
 const (
-	LabelNodePool     = "nodepool"
-	LabelReason       = "reason"
-	LabelCapacityType = "capacity_type"
-	LabelResource     = "resource"
-	LabelMethod       = "method"
-	LabelError        = "error"
-	LabelInstanceType = "instance_type"
-	LabelNamespace    = "namespace"
-	LabelDecision     = "decision"
-	LabelService      = "service"
-	LabelOperation    = "operation"
+	LabelNodePool = "nodepool"
+	// LabelNodeClass, LabelReservationID and LabelReservationType name a
+	// capacity reservation's series.
+	LabelNodeClass       = "nodeclass"
+	LabelReservationID   = "reservation_id"
+	LabelReservationType = "reservation_type"
+	LabelReason          = "reason"
+	LabelCapacityType    = "capacity_type"
+	LabelResource        = "resource"
+	LabelMethod          = "method"
+	LabelError           = "error"
+	LabelInstanceType    = "instance_type"
+	LabelNamespace       = "namespace"
+	LabelDecision        = "decision"
+	LabelService         = "service"
+	LabelOperation       = "operation"
 )
 
 // Metrics holds every collector the controller updates.
@@ -39,6 +44,10 @@ type Metrics struct {
 	CostPerHour   *prometheus.GaugeVec
 	CostNamespace *prometheus.GaugeVec
 	CostIdle      prometheus.Gauge
+	// CapacityReservationAvailable is what each capacity reservation a node
+	// class selects had free when last read (EC2NodeClass
+	// status.capacityReservations).
+	CapacityReservationAvailable *prometheus.GaugeVec
 
 	CloudCalls    *prometheus.CounterVec
 	CloudErrors   *prometheus.CounterVec
@@ -88,6 +97,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			LabelNamespace),
 		CostIdle: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "cost_idle_dollars_per_hour",
 			Help: "The fleet's USD per hour that no pod requests; with the namespaces' shares it adds up to the fleet."}),
+		CapacityReservationAvailable: gauge("capacity_reservation_available_instances",
+			"Instances a capacity reservation a node class selects had free when last read (0: used up).",
+			LabelNodeClass, LabelReservationID, LabelReservationType, LabelInstanceType, LabelZone),
 		CloudCalls:  counter("cloudprovider_calls_total", "Cloud provider calls.", LabelMethod),
 		CloudErrors: counter("cloudprovider_errors_total", "Cloud provider calls that failed, by error class.", LabelMethod, LabelError),
 		CloudDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -105,7 +117,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		m.Disruption.ValidationFailures, m.Disruption.Aborted, m.Disruption.ReturnsToSpot, m.Disruption.Repairs, m.Disruption.PlanDuration,
 		m.SchedulingDuration, m.QueueDepth, m.PodsPending, m.PodsUnschedulable,
 		m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered, m.NodeClaimsInitialized, m.NodeClaimsTerminated,
-		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CostNamespace, m.CostIdle, m.CloudCalls, m.CloudErrors, m.CloudDuration, m.CloudRetries,
+		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CostNamespace, m.CostIdle, m.CapacityReservationAvailable, m.CloudCalls, m.CloudErrors, m.CloudDuration, m.CloudRetries,
 	}, m.Interruption.collectors()...) {
 		if err := reg.Register(c); err != nil {
 			return nil, err

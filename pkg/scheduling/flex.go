@@ -244,6 +244,12 @@ func (s *solver) spotSlots() uint64 {
 // flexOK reports whether b may take one more pod of request req whose fit
 // is f, with the bin's slots narrowed to mask: the floors must still hold.
 func (s *solver) flexOK(b *bin, f *poolFit, mask uint64, req vec) bool {
+	if b.reserved != "" {
+		// A reservation's bin launches into its one reservation: the
+		// spot floor is for lists of spot pools (the size is still the
+		// reserved type's, tryAdd).
+		return true
+	}
 	p := b.p
 	fl := &b.flex
 	spot := mask & s.spot

@@ -125,6 +125,11 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 		}
 		return true
 	}
+	// A reservation with an instance free that holds the bin comes first:
+	// it is paid for already.
+	if claim, maxCap, ok := s.claimReserved(b, within); ok {
+		return claim, maxCap, nil
+	}
 	// The cheapest option decides the capacity type, unless its options
 	// miss a minValues the next capacity type meets.
 	var cts []uint64
@@ -134,9 +139,12 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 		}
 		best := -1
 		for si := range s.slots.ct {
-			if pt.slots&b.slots&(1<<si) != 0 && (best < 0 || pt.price[si] < pt.price[best]) {
+			if pt.slots&b.slots&^s.reserved&(1<<si) != 0 && (best < 0 || pt.price[si] < pt.price[best]) {
 				best = si
 			}
+		}
+		if best < 0 {
+			continue // only reserved slots, used up
 		}
 		for _, m := range s.ctMasks {
 			if m&(1<<best) != 0 {
@@ -146,12 +154,15 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 		break
 	}
 	if len(cts) == 0 {
+		if b.slots&^s.reserved == 0 {
+			return nil, nil, fmt.Errorf("pool %q: no capacity reservation it may use has an instance free that holds its share", p.np.Name)
+		}
 		return nil, nil, fmt.Errorf("pool %q: no instance type fits its share within the pool's limits", p.np.Name)
 	}
 	// The other capacity types are tried only when the first misses a
 	// minValues.
 	for _, m := range s.ctMasks {
-		if m != cts[0] && m&b.slots != 0 {
+		if m != cts[0] && m&b.slots != 0 && m&s.reserved == 0 {
 			cts = append(cts, m)
 		}
 	}
@@ -308,6 +319,12 @@ func (s *solver) collectOptions(b *bin, ctSlots uint64, within func(*poolType) b
 				continue
 			}
 			o := LaunchOption{InstanceType: pt.it, Zone: s.topo.zones[s.slots.zone[si]], CapacityType: s.slots.ct[si], Price: pt.price[si]}
+			if s.reserved&(1<<si) != 0 {
+				if o.Reservation = s.freeReservation(pt, si); o.Reservation == nil {
+					continue
+				}
+				o.Price = 0
+			}
 			opts = append(opts, o)
 			lowest = math.Min(lowest, o.Price)
 			floors.add(o)

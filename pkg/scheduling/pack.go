@@ -49,6 +49,9 @@ type bin struct {
 	// extra: with Options.ChargeExpectedLaunch, how far the options minValues
 	// makes the claim keep exceed its charge (nil: not at all).
 	extra vec
+	// reserved names the reservation the bin was opened for
+	// (seedReservations); "" for any other bin.
+	reserved string
 }
 
 func (s *solver) newBin(p *pool, it *item, target int) *bin {
@@ -350,6 +353,9 @@ func (s *solver) pack(p *pool, items []*item) {
 	for i := firstSeeded; i < len(s.bins); i++ {
 		s.fill(s.bins[i], fx, true)
 	}
+	// Paid-for capacity first: a bin per instance a reservation has free
+	// (reserved.go); the LP and the greedy packer take what is left.
+	s.seedReservations(p, rest, fx)
 	// The LP's fills first, topped up with what they leave over; the
 	// value-driven greedy packer below takes the rest.
 	for _, b := range s.seedFromLP(p, rest) {

@@ -55,6 +55,7 @@ func (s *solver) plan() *Plan {
 // s.failed, and the bin in s.dropped.
 func (s *solver) buildClaims() []*ClaimPlan {
 	var out []*ClaimPlan
+	s.resetReservations()
 	// charge[p][d]: what the pool's remaining bins were charged; slack[p][d]:
 	// the limit left beyond launched capacity and those charges.
 	charge := make([]vec, len(s.pools))

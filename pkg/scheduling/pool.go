@@ -50,6 +50,8 @@ type poolType struct {
 	price    []float64 // by slot index
 	minPrice float64
 	exotic   bool // catalog.InstanceType.Exotic: not counted toward a claim's floors
+	// res are the type's reserved offerings (reserved.go), in catalog order.
+	res []resOffering
 }
 
 type pool struct {
@@ -200,11 +202,19 @@ func (s *solver) buildPoolTypes(p *pool) error {
 			for len(pt.price) <= si {
 				pt.price = append(pt.price, math.Inf(1))
 			}
-			if o.Price < pt.price[si] {
-				pt.price[si] = o.Price
+			price := o.Price
+			if o.CapacityType == nsv1.CapacityTypeReserved {
+				if o.Reservation == nil {
+					continue
+				}
+				pt.res = append(pt.res, resOffering{slot: si, zone: o.Zone, ref: o.Reservation})
+				price = packingPrice(it)
+			}
+			if price < pt.price[si] {
+				pt.price[si] = price
 			}
 			pt.slots |= 1 << si
-			pt.minPrice = math.Min(pt.minPrice, o.Price)
+			pt.minPrice = math.Min(pt.minPrice, price)
 		}
 		if pt.slots == 0 {
 			rejectKey["offerings"]++

@@ -85,8 +85,8 @@ func (s *solver) repack(p *pool, items []*item, first int) {
 	}
 	var cands []cand
 	for _, b := range s.bins[first:] {
-		if b.p != p || len(b.pods) == 0 {
-			continue
+		if b.p != p || len(b.pods) == 0 || b.reserved != "" {
+			continue // a reservation's bin is paid for: not taken apart
 		}
 		ok := true
 		for _, c := range b.podCls {
@@ -290,6 +290,11 @@ func (s *solver) drain(p *pool, free []*item, byClass map[*podClass]*item, first
 	var donors, spare []*bin
 	for _, b := range s.bins[first:] {
 		if b.p != p || len(b.pods) == 0 || b.cur < 0 {
+			continue
+		}
+		if b.reserved != "" {
+			// A reservation's bin is paid for: never emptied, and never
+			// grown past its reserved type by the room of its cheapest one.
 			continue
 		}
 		if s.spareFor(b, free) {

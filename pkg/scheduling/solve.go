@@ -18,13 +18,20 @@ type solver struct {
 	optBuf  []LaunchOption
 	usedBuf []*poolType
 
-	in        Input
-	opts      Options
-	d         *dims
-	topo      *topology
-	slots     slots
-	spot      uint64   // the spot slots
-	ctMasks   []uint64 // the slots of each capacity type
+	in       Input
+	opts     Options
+	d        *dims
+	topo     *topology
+	slots    slots
+	spot     uint64   // the spot slots
+	ctMasks  []uint64 // the slots of each capacity type
+	reserved uint64   // the reserved slots (reserved.go)
+	// resLeft counts down, by reservation id, the instances a reservation
+	// still has free as buildClaims gives claims their options.
+	resLeft map[string]int
+	// resBins counts, by reservation id, the bins seedReservations opened
+	// for it (across pools and rounds).
+	resBins   map[string]int
 	typeKeys  map[string]struct{}
 	pools     []*pool
 	nodeLimit []int64
@@ -146,6 +153,7 @@ func (s *solver) prepare() error {
 		return fmt.Errorf("preparing node pools: %w", err)
 	}
 	s.spot = s.spotSlots()
+	s.reserved = s.slotMask(func(i int) bool { return s.slots.ct[i] == nsv1.CapacityTypeReserved })
 
 	pods := sortedByKey(s.in.Pods)
 	cl := newClassifier(s.d)

@@ -210,6 +210,9 @@ type LaunchOption struct {
 	Zone         string
 	CapacityType string
 	Price        float64
+	// Reservation is the capacity reservation a reserved option launches
+	// into; nil for spot and on-demand.
+	Reservation *catalog.ReservationRef
 }
 
 // Price is the claim's expected $/h: its cheapest option.

@@ -38,6 +38,7 @@ type bill struct {
 	shutdown  bool // terminated, not only shutting down
 	claim     string
 	interrupt bool
+	reserved  bool // launched into a capacity reservation: no price of its own
 }
 
 type systemBill struct {
@@ -91,8 +92,14 @@ func (b *billing) launched(in fakeaws.Instance) {
 	if in.CapacityType == fakeaws.CapacitySpot {
 		ct = nsv1.CapacityTypeSpot
 	}
-	bl := &bill{id: in.ID, price: in.Price, since: b.s.now, launch: output.Launch{
-		InstanceType: in.Type, Zone: in.Zone, CapacityType: ct, Price: in.Price, OnDemandPrice: od, LaunchedAt: b.s.now,
+	price := in.Price
+	if in.CapacityReservationID != "" {
+		// The reservation is paid whether used or not (Result.ReservationCost):
+		// an instance in it costs nothing more.
+		ct, price = nsv1.CapacityTypeReserved, 0
+	}
+	bl := &bill{id: in.ID, price: price, since: b.s.now, reserved: in.CapacityReservationID != "", launch: output.Launch{
+		InstanceType: in.Type, Zone: in.Zone, CapacityType: ct, Price: price, OnDemandPrice: od, LaunchedAt: b.s.now,
 		Pool: in.Tags[awsv1.TagNodePool], NodeClaim: in.Tags[awsv1.TagNodeClaim],
 	}}
 	b.instances[in.ID] = bl
@@ -148,7 +155,7 @@ func (b *billing) terminated(in fakeaws.Instance) {
 // repriced changes the price of the instances of a pool.
 func (b *billing) repriced(match func(*bill) bool, price float64) {
 	for _, bl := range b.order {
-		if !bl.stopped && match(bl) {
+		if !bl.stopped && !bl.reserved && match(bl) {
 			b.accrue(bl)
 			bl.price = price
 		}
@@ -239,4 +246,23 @@ func instanceID(providerID string) string {
 		return ""
 	}
 	return providerID[strings.LastIndex(providerID, "/")+1:]
+}
+
+// reservationCost is what the scenario's capacity reservations cost over
+// the run so far: each instance they hold, used or not, at its type's
+// on-demand price, from the start until the reservation ends.
+func (b *billing) reservationCost() float64 {
+	total := 0.0
+	for _, cr := range b.s.sc.World.CapacityReservations {
+		it, _ := b.s.catalog.Get(cr.InstanceType)
+		if it == nil {
+			continue
+		}
+		held := b.s.now
+		if e := cr.Ends.Duration; e > 0 && e < held {
+			held = e
+		}
+		total += float64(cr.Count) * it.OnDemandPrice * held.Hours()
+	}
+	return total
 }

@@ -99,6 +99,7 @@ func (s *Sim) result() *output.Result {
 		Cost:            cost,
 		OnDemandCost:    onDemand,
 		SystemCost:      system,
+		ReservationCost: s.bill.reservationCost(),
 		Notes:           s.notes,
 		Interruptions:   s.intr.records(),
 		NotDisrupted:    s.held.result(),

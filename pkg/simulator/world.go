@@ -83,6 +83,16 @@ func (s *Sim) setupAWS() error {
 			}
 		})
 	}
+	for _, cr := range w.CapacityReservations {
+		r := fakeaws.CapacityReservation{ID: cr.ID, InstanceType: cr.InstanceType, Zone: cr.Zone, Total: cr.Count, Type: cr.Type,
+			MatchCriteria: cr.MatchCriteria, Tags: cr.Tags}
+		if cr.Ends.Duration > 0 {
+			r.End = s.clock.Now().Add(cr.Ends.Duration)
+		}
+		if _, err := s.world.AddCapacityReservation(r); err != nil {
+			return fmt.Errorf("capacity reservation of %d %s in %s: %w", cr.Count, cr.InstanceType, cr.Zone, err)
+		}
+	}
 	s.world.Subscribe(func(e fakeaws.Event) {
 		s.worldMu.Lock()
 		s.worldEvents = append(s.worldEvents, e)

@@ -428,3 +428,33 @@ func TestPlanPendingKeepsBufferRoom(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// explain pod sees the node class's capacity reservations as the
+// controller does: a pod that fits the reserved type goes there, at $0/h,
+// while the reservation in the class's status has an instance free.
+func TestExplainPodUsesTheClassReservations(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		avail int64
+		want  string
+	}{{"one free", 1, nsv1.CapacityTypeReserved}, {"used up", 0, nsv1.CapacityTypeSpot}} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := baseSnapshot()
+			s.NodePools = []nsv1.NodePool{nodePool("default", req(nsv1.LabelCapacityType, corev1.NodeSelectorOpIn, "spot", "on-demand", "reserved"))}
+			s.EC2NodeClasses[0].Status.Subnets = []awsv1.Subnet{{ID: "subnet-1", Zone: "us-east-1a"}}
+			s.EC2NodeClasses[0].Status.CapacityReservations = []awsv1.CapacityReservation{{ID: "cr-0123", ReservationType: "default",
+				InstanceType: "m6i.xlarge", AvailabilityZone: "us-east-1a", AvailableInstanceCount: tt.avail}}
+			s.Pods, s.Nodes, s.NodeClaims = []corev1.Pod{pendingPod("p", "3", "4Gi")}, nil, nil
+			r, err := ExplainPod(s, "default", "p", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Claim == nil || r.Claim.CapacityType != tt.want {
+				t.Fatalf("claim = %+v, want %s", r.Claim, tt.want)
+			}
+			if tt.want == nsv1.CapacityTypeReserved && (r.Claim.InstanceType != "m6i.xlarge" || r.Claim.PerHour != 0) {
+				t.Errorf("reserved claim %+v, want m6i.xlarge at $0/h", r.Claim)
+			}
+		})
+	}
+}

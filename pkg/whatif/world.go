@@ -143,6 +143,9 @@ func (w *world) typesFor(np *nsv1.NodePool) ([]*catalog.InstanceType, string) {
 			its[i] = w.withUnavailable(it)
 		}
 	}
+	// The class's capacity reservations, as its status last read them: the
+	// provider offers the same (pkg/providers/aws catalogReservations).
+	its = catalog.WithReservations(its, catalog.ReservationsFromStatus(nc.Status.CapacityReservations, zones), w.snap.TakenAt.Time)
 	w.types[ref.Name] = its
 	return its, ""
 }

@@ -313,12 +313,97 @@ def ec2_suite(ec2, ec2_loose, ssm):
         error("ec2 " + name, fn, code)
     error("ec2 a body over the limit is refused whole", lambda: ec2.describe_instances(Filters=[f("tag:big", "x" * (9 << 20))]), "RequestEntityTooLarge", status=413)
 
+    reservation_suite(ec2, ec2_loose, ami, sg)
+
     call("ec2 TerminateInstances", lambda: ec2.terminate_instances(InstanceIds=ids),
          lambda r: sorted(c["InstanceId"] for c in r["TerminatingInstances"]) == ids and all(c["PreviousState"]["Name"] == "running" for c in r["TerminatingInstances"]))
     call("ec2 DescribeInstances terminated", lambda: ec2.describe_instances(InstanceIds=ids),
          lambda r: all(i["State"]["Name"] == "terminated" and "SubnetId" not in i and i["StateReason"]["Code"] == "Client.UserInitiatedShutdown"
                        for res in r["Reservations"] for i in res["Instances"]))
     call("ec2 DeleteLaunchTemplate", lambda: ec2.delete_launch_template(LaunchTemplateId=lt_id), lambda r: r["LaunchTemplate"]["LaunchTemplateId"] == lt_id)
+
+
+ODCR = "cr-0c0ffee0000000001"   # m6i.large, us-east-1a, 2 instances, targeted, tag team=ml
+BLOCK = "cr-0c0ffee0000000002"  # c5.large, us-east-1b, 1 instance, a Capacity Block
+
+
+def reservation_suite(ec2, ec2_loose, ami, sg):
+    """Capacity reservations: DescribeCapacityReservations and its filters,
+    launches that target a reservation, the count going down and back, and
+    the error codes, as conformance_test.go's --capacity-reservation flags
+    set them up."""
+    f = lambda name, *values: {"Name": name, "Values": list(values)}
+    ids_of = lambda r: sorted(c["CapacityReservationId"] for c in r["CapacityReservations"])
+    odcr = call("ec2 DescribeCapacityReservations", lambda: ec2.describe_capacity_reservations(),
+                lambda r: ids_of(r) == [ODCR, BLOCK])
+    cr = {c["CapacityReservationId"]: c for c in odcr["CapacityReservations"]} if odcr else {}
+    call("ec2 DescribeCapacityReservations fields", lambda: cr[ODCR],
+         lambda c: c["InstanceType"] == "m6i.large" and c["AvailabilityZone"] == "us-east-1a" and c["TotalInstanceCount"] == 2
+         and c["AvailableInstanceCount"] == 2 and c["State"] == "active" and c["InstanceMatchCriteria"] == "targeted"
+         and c["ReservationType"] == "default" and c["EndDateType"] == "unlimited" and "EndDate" not in c and tags_of(c) == {"team": "ml"}
+         and c["CapacityReservationArn"].endswith(":capacity-reservation/" + ODCR) and c["AvailabilityZoneId"].startswith("use1-az"))
+    call("ec2 DescribeCapacityReservations a Capacity Block", lambda: cr[BLOCK],
+         lambda c: c["ReservationType"] == "capacity-block" and c["EndDateType"] == "limited" and c["EndDate"].year == 2099
+         and c["InstanceMatchCriteria"] == "targeted")
+    for name, filters, want in [
+        ("tag:team", [f("tag:team", "ml")], [ODCR]),
+        ("instance-type", [f("instance-type", "c5.large")], [BLOCK]),
+        ("state", [f("state", "active")], [ODCR, BLOCK]),
+        ("owner-id", [f("owner-id", "000000000000")], []),
+        ("availability-zone", [f("availability-zone", "us-east-1a")], [ODCR]),
+        ("end-date-type", [f("end-date-type", "limited")], [BLOCK]),
+    ]:
+        call("ec2 DescribeCapacityReservations filter " + name, lambda filters=filters: ec2.describe_capacity_reservations(Filters=filters),
+             lambda r, want=want: ids_of(r) == want)
+    error("ec2 DescribeCapacityReservations malformed id", lambda: ec2.describe_capacity_reservations(CapacityReservationIds=["cr-bad"]), "InvalidCapacityReservationId.Malformed")
+    error("ec2 DescribeCapacityReservations unknown id", lambda: ec2.describe_capacity_reservations(CapacityReservationIds=["cr-0123456789abcdef0"]), "InvalidCapacityReservationId.NotFound")
+    error("ec2 DescribeCapacityReservations unknown filter", lambda: ec2.describe_capacity_reservations(Filters=[f("colour", "red")]), "InvalidParameterValue")
+
+    def template(name, target, block=False):
+        data = {"ImageId": ami, "SecurityGroupIds": [sg],
+                "CapacityReservationSpecification": {"CapacityReservationTarget": {"CapacityReservationId": target}}}
+        if block:
+            data["InstanceMarketOptions"] = {"MarketType": "capacity-block"}
+        r = call("ec2 CreateLaunchTemplate targeting " + target, lambda: ec2.create_launch_template(LaunchTemplateName=name, LaunchTemplateData=data))
+        return r["LaunchTemplate"]["LaunchTemplateId"] if r else None
+
+    subnets = {s["AvailabilityZone"]: s["SubnetId"] for s in ec2.describe_subnets(Filters=[f("tag:" + DISCOVERY, CLUSTER)])["Subnets"]}
+    lt = template("conformance-odcr", ODCR)
+    blt = template("conformance-block", BLOCK, block=True)
+    if not (lt and blt):
+        return
+
+    def fleet(lt_id, itype, zone, n, ct="on-demand"):
+        return lambda: ec2.create_fleet(Type="instant", TargetCapacitySpecification={"TotalTargetCapacity": n, "DefaultTargetCapacityType": ct},
+                                        LaunchTemplateConfigs=[{"LaunchTemplateSpecification": {"LaunchTemplateId": lt_id, "Version": "$Latest"},
+                                                                "Overrides": [{"InstanceType": itype, "SubnetId": subnets[zone]}]}])
+    launched = lambda r: [i for x in r.get("Instances", []) for i in x["InstanceIds"]]
+    codes = lambda r: [e["ErrorCode"] for e in r.get("Errors", [])]
+    first = call("ec2 CreateFleet into a targeted reservation", fleet(lt, "m6i.large", "us-east-1a", 1),
+                 lambda r: len(launched(r)) == 1 and r["Instances"][0]["Lifecycle"] == "on-demand")
+    call("ec2 DescribeCapacityReservations counts the launch", lambda: ec2.describe_capacity_reservations(CapacityReservationIds=[ODCR]),
+         lambda r: r["CapacityReservations"][0]["AvailableInstanceCount"] == 1)
+    call("ec2 CreateFleet past the reservation: ReservationCapacityExceeded", fleet(lt, "m6i.large", "us-east-1a", 2),
+         lambda r: len(launched(r)) == 1 and codes(r) == ["ReservationCapacityExceeded"])
+    call("ec2 CreateFleet into a full reservation launches nothing", fleet(lt, "m6i.large", "us-east-1a", 1),
+         lambda r: not launched(r) and codes(r) == ["ReservationCapacityExceeded"])
+    call("ec2 CreateFleet of another type than the reservation's", fleet(lt, "c5.large", "us-east-1a", 1),
+         lambda r: not launched(r) and codes(r) == ["InvalidParameterCombination"])
+    ids = launched(first) if first else []
+    call("ec2 DescribeInstances capacityReservationId", lambda: ec2.describe_instances(Filters=[f("capacity-reservation-id", ODCR)]),
+         lambda r: len([i for x in r["Reservations"] for i in x["Instances"]]) == 2
+         and all(i["CapacityReservationId"] == ODCR and "InstanceLifecycle" not in i for x in r["Reservations"] for i in x["Instances"]))
+    call("ec2 TerminateInstances in a reservation", lambda: ec2.terminate_instances(InstanceIds=ids))
+    call("ec2 DescribeCapacityReservations gives the instance back", lambda: ec2.describe_capacity_reservations(CapacityReservationIds=[ODCR]),
+         lambda r: r["CapacityReservations"][0]["AvailableInstanceCount"] == 1)
+    call("ec2 CreateFleet capacity-block without a block target", fleet(lt, "m6i.large", "us-east-1a", 1, "capacity-block"),
+         lambda r: not launched(r) and codes(r) == ["InvalidParameterCombination"])
+    blk = call("ec2 CreateFleet capacity-block", fleet(blt, "c5.large", "us-east-1b", 1, "capacity-block"),
+               lambda r: len(launched(r)) == 1)
+    if blk:
+        call("ec2 DescribeInstances capacity-block lifecycle", lambda: ec2.describe_instances(InstanceIds=launched(blk)),
+             lambda r: r["Reservations"][0]["Instances"][0]["InstanceLifecycle"] == "capacity-block"
+             and r["Reservations"][0]["Instances"][0]["CapacityReservationId"] == BLOCK)
 
 
 def iam_suite(iam, iam_loose):

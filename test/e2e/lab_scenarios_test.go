@@ -52,6 +52,7 @@ func TestLab(t *testing.T) {
 		{"14_kube_scheduler_judges_topology", kubeSchedulerJudgesTopology},
 		{"15_node_repair_replaces_an_unhealthy_node", nodeRepair},
 		{"16_capacity_buffer_keeps_a_node_warm", bufferKeepsANodeWarm},
+		{"17_reservation_filled_first_and_given_back", reservedCapacity},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {

@@ -173,6 +173,18 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 		{"subnet id with tags", nodeClass(func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{ID: "subnet-0abc", Tags: map[string]string{"a": "b"}}}
 		}), "id cannot be combined with other fields in a subnet selector term"},
+		{"empty capacity reservation selector term", nodeClass(func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.CapacityReservationSelectorTerms = []awsv1.CapacityReservationSelectorTerm{{}}
+		}), "a capacity reservation selector term needs id or tags"},
+		{"capacity reservation id with owner", nodeClass(func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.CapacityReservationSelectorTerms = []awsv1.CapacityReservationSelectorTerm{{ID: "cr-0abc", OwnerID: "123456789012"}}
+		}), "id cannot be combined with other fields in a capacity reservation selector term"},
+		{"capacity reservation id malformed", nodeClass(func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.CapacityReservationSelectorTerms = []awsv1.CapacityReservationSelectorTerm{{ID: "odcr-1"}}
+		}), "capacityReservationSelectorTerms[0].id"},
+		{"capacity reservation owner not an account", nodeClass(func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.CapacityReservationSelectorTerms = []awsv1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "ml"}, OwnerID: "me"}}
+		}), "capacityReservationSelectorTerms[0].ownerID"},
 		{"security group id with name", nodeClass(func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.SecurityGroupSelectorTerms = []awsv1.SecurityGroupSelectorTerm{{ID: "sg-0abc", Name: "nodes"}}
 		}), "id cannot be combined with other fields in a security group selector term"},

@@ -95,6 +95,37 @@ type EC2NodeClassSpec struct {
 	// Kubelet settings that also change what a node can hold.
 	// +optional
 	Kubelet *KubeletConfiguration `json:"kubelet,omitempty"`
+	// CapacityReservationSelectorTerms select the capacity reservations
+	// (ODCRs and Capacity Blocks) this class's nodes may launch into, as
+	// capacity type "reserved"; terms are ORed. Only active reservations of
+	// the cluster's region are used, open or targeted alike: a reserved
+	// launch always names its reservation.
+	// +kubebuilder:validation:MaxItems=30
+	// +listType=atomic
+	// +optional
+	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty"`
+}
+
+// CapacityReservationSelectorTerm selects capacity reservations by id, or by
+// tags and optionally the owning account.
+//
+// +kubebuilder:validation:XValidation:message="a capacity reservation selector term needs id or tags",rule="has(self.id) || has(self.tags)"
+// +kubebuilder:validation:XValidation:message="id cannot be combined with other fields in a capacity reservation selector term",rule="!has(self.id) || !(has(self.tags) || has(self.ownerID))"
+type CapacityReservationSelectorTerm struct {
+	// Tags to match; a value of "*" matches any value.
+	// +kubebuilder:validation:MaxProperties=20
+	// +kubebuilder:validation:XValidation:message="empty tag keys or values aren't supported",rule="self.all(k, k != '' && self[k] != '')"
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+	// ID of a capacity reservation.
+	// +kubebuilder:validation:Pattern=`^cr-[0-9a-z]+$`
+	// +optional
+	ID string `json:"id,omitempty"`
+	// OwnerID is the AWS account that owns the reservations (a shared
+	// reservation's owner); any owner when unset.
+	// +kubebuilder:validation:Pattern=`^[0-9]{12}$`
+	// +optional
+	OwnerID string `json:"ownerID,omitempty"`
 }
 
 // SubnetSelectorTerm selects subnets by tags or by id.
@@ -259,7 +290,12 @@ type EC2NodeClassStatus struct {
 	// InstanceProfile the instances launch with.
 	// +optional
 	InstanceProfile string `json:"instanceProfile,omitempty"`
-	// Conditions: SubnetsReady, SecurityGroupsReady, AMIsReady, InstanceProfileReady, Ready.
+	// CapacityReservations are the active reservations the selector terms
+	// resolved to, with what each had free when last read.
+	// +listType=atomic
+	// +optional
+	CapacityReservations []CapacityReservation `json:"capacityReservations,omitempty"`
+	// Conditions: SubnetsReady, SecurityGroupsReady, AMIsReady, InstanceProfileReady, CapacityReservationsReady, Ready.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -274,6 +310,35 @@ type Subnet struct {
 	Zone string `json:"zone"`
 	// +optional
 	ZoneID string `json:"zoneID,omitempty"`
+}
+
+// CapacityReservation is a resolved capacity reservation.
+type CapacityReservation struct {
+	// +kubebuilder:validation:Pattern=`^cr-[0-9a-z]+$`
+	// +required
+	ID string `json:"id"`
+	// ReservationType is default (an ODCR) or capacity-block.
+	// +kubebuilder:validation:Enum=default;capacity-block
+	// +required
+	ReservationType string `json:"reservationType"`
+	// +required
+	InstanceType string `json:"instanceType"`
+	// +required
+	AvailabilityZone string `json:"availabilityZone"`
+	// AvailableInstanceCount is how many instances the reservation had free.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	AvailableInstanceCount int64 `json:"availableInstanceCount"`
+	// InstanceMatchCriteria is open or targeted.
+	// +kubebuilder:validation:Enum=open;targeted
+	// +optional
+	InstanceMatchCriteria string `json:"instanceMatchCriteria,omitempty"`
+	// OwnerID is the owning account.
+	// +optional
+	OwnerID string `json:"ownerID,omitempty"`
+	// EndTime is when the reservation ends; none for an open-ended ODCR.
+	// +optional
+	EndTime *metav1.Time `json:"endTime,omitempty"`
 }
 
 // SecurityGroup is a resolved security group.
@@ -308,7 +373,10 @@ const (
 	ConditionSecurityGroupsReady  = "SecurityGroupsReady"
 	ConditionAMIsReady            = "AMIsReady"
 	ConditionInstanceProfileReady = "InstanceProfileReady"
-	ConditionReady                = "Ready"
+	// ConditionCapacityReservationsReady is True once the reservation
+	// selector terms were read (none selected is still ready).
+	ConditionCapacityReservationsReady = "CapacityReservationsReady"
+	ConditionReady                     = "Ready"
 )
 
 // +kubebuilder:object:root=true

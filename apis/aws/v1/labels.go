@@ -24,6 +24,12 @@ const (
 	LabelInstanceNetworkBandwidth        = Group + "/instance-network-bandwidth"
 	LabelSpotInterruptionBucket          = Group + "/spot-interruption-bucket"
 	LabelEC2NodeClass                    = Group + "/ec2nodeclass"
+	// LabelCapacityReservationID names the capacity reservation a reserved
+	// node launched into; LabelCapacityReservationType is its type,
+	// "default" (an ODCR) or "capacity-block". Both exist only on nodes
+	// whose capacity type is reserved.
+	LabelCapacityReservationID   = Group + "/capacity-reservation-id"
+	LabelCapacityReservationType = Group + "/capacity-reservation-type"
 
 	// TagDiscovery is the conventional tag that marks subnets and security groups for a cluster.
 	TagDiscovery = "nodesmith.sh/discovery"
@@ -36,4 +42,14 @@ const (
 	// space-separated, so a claim can find and take its instance when the
 	// call's answer, or the tagging after it, was lost.
 	TagLaunchBatch = "nodesmith.sh/launch-batch"
+)
+
+// Capacity reservation types (EC2's reservationType) and instance match
+// criteria, as DescribeCapacityReservations spells them.
+const (
+	CapacityReservationTypeDefault       = "default"
+	CapacityReservationTypeCapacityBlock = "capacity-block"
+
+	InstanceMatchCriteriaOpen     = "open"
+	InstanceMatchCriteriaTargeted = "targeted"
 )

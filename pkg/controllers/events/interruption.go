@@ -8,6 +8,7 @@ import (
 const (
 	// On the NodeClaim and Node a notice is about.
 	ReasonSpotInterruption        = "SpotInterruption"
+	ReasonCapacityBlockExpiring   = "CapacityBlockExpiring"
 	ReasonRebalanceRecommendation = "RebalanceRecommendation"
 	ReasonScheduledChange         = "ScheduledChange"
 	ReasonInstanceStopping        = "InstanceStopping"

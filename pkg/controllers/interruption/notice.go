@@ -174,8 +174,8 @@ func (q *Queue) countInterruption(claim *nsv1.NodeClaim, kind messages.Kind) {
 }
 
 // annotate writes the deadline and, once, the time of receipt.
-func (q *Queue) annotate(ctx context.Context, claim *nsv1.NodeClaim, deadline, received time.Time) error {
-	return q.patchClaim(ctx, claim, false, func(c *nsv1.NodeClaim) bool {
+func (d Deps) annotate(ctx context.Context, claim *nsv1.NodeClaim, deadline, received time.Time) error {
+	return d.patchClaim(ctx, claim, false, func(c *nsv1.NodeClaim) bool {
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
 		}
@@ -194,13 +194,13 @@ func (q *Queue) annotate(ctx context.Context, claim *nsv1.NodeClaim, deadline, r
 	})
 }
 
-func (q *Queue) setCondition(ctx context.Context, claim *nsv1.NodeClaim, m interruption.Mark, msg string) error {
+func (d Deps) setCondition(ctx context.Context, claim *nsv1.NodeClaim, m interruption.Mark, msg string) error {
 	if !m.Deadline.IsZero() {
 		msg += "; instance expected to go away at " + m.Deadline.UTC().Format(time.RFC3339)
 	}
 	cond := metav1.Condition{Type: nsv1.ConditionDisrupting, Status: metav1.ConditionTrue, Reason: m.Reason, Message: msg}
-	now := metav1.NewTime(q.Clock.Now())
-	return q.patchClaim(ctx, claim, true, func(c *nsv1.NodeClaim) bool {
+	now := metav1.NewTime(d.Clock.Now())
+	return d.patchClaim(ctx, claim, true, func(c *nsv1.NodeClaim) bool {
 		if cur := meta.FindStatusCondition(c.Status.Conditions, nsv1.ConditionDisrupting); cur != nil &&
 			cur.Status == metav1.ConditionTrue && cur.Reason == m.Reason {
 			return false

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -16,6 +18,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/statuspatch"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
 	"github.com/nodesmith/nodesmith/pkg/providers/aws"
 )
@@ -38,11 +41,38 @@ type Controller struct {
 	resolver Resolver
 	clk      clock.Clock
 	recorder *events.Recorder
+	metrics  *metrics.Metrics // nil: no reservation gauges
+
+	mu sync.Mutex
+	// exported are the reservation series last set, by class, so a
+	// reservation that is gone is deleted, not left stale.
+	exported map[string][][5]string
 }
 
-// New builds the controller.
-func New(kube client.Client, r Resolver, clk clock.Clock, rec *events.Recorder) *Controller {
-	return &Controller{kube: kube, resolver: r, clk: clk, recorder: rec}
+// New builds the controller; m may be nil.
+func New(kube client.Client, r Resolver, clk clock.Clock, rec *events.Recorder, m *metrics.Metrics) *Controller {
+	return &Controller{kube: kube, resolver: r, clk: clk, recorder: rec, metrics: m, exported: map[string][][5]string{}}
+}
+
+// exportReservations sets the class's reservation gauges from its status.
+func (c *Controller) exportReservations(nc *awsv1.EC2NodeClass) {
+	if c.metrics == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var now [][5]string
+	for _, r := range nc.Status.CapacityReservations {
+		k := [5]string{nc.Name, r.ID, r.ReservationType, r.InstanceType, r.AvailabilityZone}
+		c.metrics.CapacityReservationAvailable.WithLabelValues(k[:]...).Set(float64(r.AvailableInstanceCount))
+		now = append(now, k)
+	}
+	for _, old := range c.exported[nc.Name] {
+		if !slices.Contains(now, old) {
+			c.metrics.CapacityReservationAvailable.DeleteLabelValues(old[:]...)
+		}
+	}
+	c.exported[nc.Name] = now
 }
 
 // Controller declares the controller: EC2NodeClasses.
@@ -50,7 +80,7 @@ func (c *Controller) Controller() operator.Controller {
 	return operator.Controller{Name: "ec2nodeclass.status", For: &awsv1.EC2NodeClass{}, Reconciler: c}
 }
 
-var parts = []string{awsv1.ConditionSubnetsReady, awsv1.ConditionSecurityGroupsReady, awsv1.ConditionAMIsReady, awsv1.ConditionInstanceProfileReady}
+var parts = []string{awsv1.ConditionSubnetsReady, awsv1.ConditionSecurityGroupsReady, awsv1.ConditionAMIsReady, awsv1.ConditionInstanceProfileReady, awsv1.ConditionCapacityReservationsReady}
 
 // Reconcile resolves the class and writes its status.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -82,6 +112,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching EC2NodeClass %s status: %w", nc.Name, perr))
 		}
 	}
+	c.exportReservations(nc)
 	return reconcile.Result{RequeueAfter: resync}, nil
 }
 

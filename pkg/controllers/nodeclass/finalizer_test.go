@@ -80,7 +80,7 @@ func TestFinalizer(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	rec, _ := controllertest.Recorder(clk)
 	res := &recordingResolver{}
-	c := New(h.Client, res, clk, rec)
+	c := New(h.Client, res, clk, rec, nil)
 	name := fmt.Sprintf("finalizer-%d", time.Now().UnixNano()%1000000)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: name}}
 

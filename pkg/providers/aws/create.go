@@ -194,7 +194,7 @@ func (p *Provider) planLaunch(ctx context.Context, l *launch, round int) error {
 	l.subnets = subnets
 	// Spot offerings carry their interruption risk: plan orders them by
 	// risk-weighted price and the pool's ceiling (copied to the claim) drops some.
-	l.types = catalog.WithSpotRisk(catalog.WithAvailability(l.base, p.ice), p.history, l.claim.Spec.MaxSpotInterruptionRisk)
+	l.types = catalog.WithSpotRisk(p.withReservations(catalog.WithAvailability(l.base, p.ice), l.res), p.history, l.claim.Spec.MaxSpotInterruptionRisk)
 	pl, err := plan.Make(plan.Input{
 		Requirements: l.claim.Spec.Requirements, Requests: l.claim.Spec.Resources.Requests,
 		InstanceTypes: l.types, Subnets: subnets, MaxOptions: p.opts.MaxOverrides,
@@ -416,6 +416,8 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 	type templateKey struct {
 		arch, image string
 		pods        int64
+		reservation string // a reserved launch's template targets its reservation
+		block       bool
 	}
 	byTemplate := map[templateKey][]ec2types.FleetLaunchTemplateOverridesRequest{}
 	var keys []templateKey
@@ -426,6 +428,10 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 		}
 		if res.Family == userdata.FamilyBottlerocket {
 			k.pods = o.InstanceType.Capacity.Pods().Value()
+		}
+		if o.Reservation != nil {
+			k.reservation = o.Reservation.ID
+			k.block = o.Reservation.Type == awsv1.CapacityReservationTypeCapacityBlock
 		}
 		if _, ok := byTemplate[k]; !ok {
 			keys = append(keys, k)
@@ -445,13 +451,16 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 		if a.image != b.image {
 			return a.image < b.image
 		}
-		return a.pods < b.pods
+		if a.pods != b.pods {
+			return a.pods < b.pods
+		}
+		return a.reservation < b.reservation
 	})
 	in := &ec2.CreateFleetInput{
 		Type: ec2types.FleetTypeInstant,
 		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
 			TotalTargetCapacity:       aws.Int32(1),
-			DefaultTargetCapacityType: ec2types.DefaultTargetCapacityType(pl.CapacityType),
+			DefaultTargetCapacityType: fleetCapacityType(pl),
 		},
 	}
 	if pl.CapacityType == nsv1.CapacityTypeSpot {
@@ -470,7 +479,8 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 			Cluster: p.cluster.Name, ImageID: k.image, SecurityGroups: groups, UserData: ud,
 			BlockDevices: bds, Metadata: metadataOptions(nc.Spec.MetadataOptions), Tags: ltTags,
 			InstanceProfile: res.InstanceProfile, PublicIP: nc.Spec.AssociatePublicIPAddress,
-			Monitoring: nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
+			Monitoring:            nc.Spec.DetailedMonitoring != nil && *nc.Spec.DetailedMonitoring,
+			CapacityReservationID: k.reservation, CapacityBlock: k.block,
 		}
 		name, err := p.ensureLaunchTemplate(ctx, spec)
 		if err != nil {
@@ -518,8 +528,17 @@ func (p *Provider) launched(claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *
 		}
 	}
 	ct := out.capacityType
-	if ct == "" {
+	if ct == "" || pl.CapacityType == nsv1.CapacityTypeReserved {
+		// EC2 answers a reserved launch's lifecycle as on-demand.
 		ct = pl.CapacityType
+	}
+	var reservation *catalog.ReservationRef
+	for _, o := range pl.Options {
+		if o.Reservation != nil && o.InstanceType.Name == out.instanceType && o.Zone == zone {
+			reservation = o.Reservation
+			p.reservations.launched(o.Reservation.ID)
+			break
+		}
 	}
 	c := claim.DeepCopy()
 	if c.Labels == nil {
@@ -531,6 +550,9 @@ func (p *Provider) launched(claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *
 	c.Status.CapacityType = ct
 	if it != nil {
 		for k, v := range it.LabelsFor(catalog.Offering{Zone: zone, CapacityType: ct}) {
+			c.Labels[k] = v
+		}
+		for k, v := range catalog.ReservationLabels(reservation) {
 			c.Labels[k] = v
 		}
 		c.Status.ImageID = imageFor(res.AMIs, it)

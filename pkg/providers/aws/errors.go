@@ -15,7 +15,10 @@ import (
 
 // EC2 error codes the provider acts on.
 const (
-	codeInsufficientCapacity   = "InsufficientInstanceCapacity"
+	codeInsufficientCapacity = "InsufficientInstanceCapacity"
+	// codeReservationExceeded: a launch asked a capacity reservation for
+	// more instances than it has free.
+	codeReservationExceeded    = "ReservationCapacityExceeded"
 	codeUnfulfillable          = "UnfulfillableCapacity"
 	codeUnsupported            = "Unsupported"
 	codeNoFreeAddresses        = "InsufficientFreeAddressesInSubnet"
@@ -50,7 +53,7 @@ const (
 // Classify returns the kind of an EC2 error code.
 func Classify(code string) Kind {
 	switch code {
-	case codeInsufficientCapacity, codeUnfulfillable, codeUnsupported, codeNoFreeAddresses, "InsufficientCapacity", "InsufficientHostCapacity":
+	case codeInsufficientCapacity, codeUnfulfillable, codeUnsupported, codeNoFreeAddresses, codeReservationExceeded, "InsufficientCapacity", "InsufficientHostCapacity":
 		return KindCapacity
 	case codeSpotQuota, codeVCPUQuota, "InstanceLimitExceeded":
 		return KindQuota

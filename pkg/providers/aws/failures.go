@@ -25,10 +25,22 @@ func (p *Provider) markFailures(pl plan.Plan, errs []ec2types.CreateFleetError) 
 	for _, e := range errs {
 		code, msg := aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage)
 		ct := pl.CapacityType
-		if e.Lifecycle != "" {
+		if e.Lifecycle != "" && ct != nsv1.CapacityTypeReserved {
+			// A reserved launch's lifecycle is on-demand; its errors are the reservation's.
 			ct = lifecycleCapacityType(e.Lifecycle)
 		}
 		switch {
+		case ct == nsv1.CapacityTypeReserved && (code == codeReservationExceeded || Classify(code) == KindCapacity || strings.HasPrefix(code, "InvalidCapacityReservationId.")):
+			// The reservation is used up, or gone (cancelled, expired)
+			// since the node class read it: none of it until the next
+			// read says otherwise.
+			for _, o := range pl.Options {
+				if o.Reservation != nil {
+					p.reservations.exhausted(o.Reservation.ID)
+					p.ice.MarkUnavailable(o.InstanceType.Name, o.Zone, nsv1.CapacityTypeReserved, code)
+				}
+			}
+			retry = true
 		case code == codeSpotQuota:
 			// The account cannot run more spot at all: stop trying spot for a while.
 			p.ice.MarkCapacityTypeUnavailable(nsv1.CapacityTypeSpot, code)

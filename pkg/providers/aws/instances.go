@@ -25,10 +25,12 @@ type Instance struct {
 	Zone         string
 	SubnetID     string
 	CapacityType string
-	State        string
-	ImageID      string
-	LaunchTime   time.Time
-	Tags         map[string]string
+	// Reservation is the capacity reservation the instance runs in (nil: none).
+	Reservation *catalog.ReservationRef
+	State       string
+	ImageID     string
+	LaunchTime  time.Time
+	Tags        map[string]string
 }
 
 // ClaimName is the nodesmith.sh/nodeclaim tag ("" when missing).
@@ -50,13 +52,21 @@ func toInstance(in ec2types.Instance) Instance {
 	if in.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot {
 		ct = nsv1.CapacityTypeSpot
 	}
+	var res *catalog.ReservationRef
+	if id := aws.ToString(in.CapacityReservationId); id != "" {
+		ct = nsv1.CapacityTypeReserved
+		res = &catalog.ReservationRef{ID: id, Type: awsv1.CapacityReservationTypeDefault}
+		if in.InstanceLifecycle == ec2types.InstanceLifecycleTypeCapacityBlock {
+			res.Type = awsv1.CapacityReservationTypeCapacityBlock
+		}
+	}
 	state := ""
 	if in.State != nil {
 		state = string(in.State.Name)
 	}
 	id := aws.ToString(in.InstanceId)
 	return Instance{
-		ID: id, ProviderID: providerID(zone, id), Type: string(in.InstanceType), Zone: zone, SubnetID: aws.ToString(in.SubnetId), CapacityType: ct,
+		ID: id, ProviderID: providerID(zone, id), Type: string(in.InstanceType), Zone: zone, SubnetID: aws.ToString(in.SubnetId), CapacityType: ct, Reservation: res,
 		State: state, ImageID: aws.ToString(in.ImageId), LaunchTime: aws.ToTime(in.LaunchTime), Tags: tags,
 	}
 }
@@ -210,8 +220,14 @@ func (p *Provider) claimFor(in Instance) *nsv1.NodeClaim {
 		for k, v := range it.LabelsFor(catalog.Offering{Zone: in.Zone, CapacityType: in.CapacityType}) {
 			c.Labels[k] = v
 		}
+		for k, v := range catalog.ReservationLabels(in.Reservation) {
+			c.Labels[k] = v
+		}
 		c.Status.Capacity = it.Capacity.DeepCopy()
 		price := spec.OnDemandPrice
+		if in.Reservation != nil {
+			price = 0 // the reservation is paid whether used or not
+		}
 		if in.CapacityType == nsv1.CapacityTypeSpot {
 			p.pricesMu.RLock()
 			sp, ok := p.spotPrices[in.Type][in.Zone]

@@ -56,14 +56,16 @@ func (p *Provider) availableTypes(ctx context.Context, pool *nsv1.NodePool) ([]*
 	if !ok || !sameTypes(e.types, types) {
 		// Rebuilt by someone else meanwhile: do not cache a view of old types.
 		kept, _ := p.bootable(key, types, res.AMIs)
-		return catalog.WithAvailability(kept, p.ice), nil
+		return p.withReservations(catalog.WithAvailability(kept, p.ice), res), nil
 	}
 	if e.applied == nil || e.appliedSeq != seq || !slices.EqualFunc(e.appliedAMIs, res.AMIs, sameAMI) {
 		kept, _ := p.bootable(key, types, res.AMIs)
 		e.applied, e.appliedSeq, e.appliedAMIs = catalog.WithAvailability(kept, p.ice), seq, res.AMIs
 		p.typeCache[key] = e
 	}
-	return append([]*catalog.InstanceType(nil), e.applied...), nil
+	// Reserved offerings change with every launch into a reservation, so
+	// they are added to each answer, not cached.
+	return p.withReservations(append([]*catalog.InstanceType(nil), e.applied...), res), nil
 }
 
 func sameAMI(a, b awsv1.AMI) bool {

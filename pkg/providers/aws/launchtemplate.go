@@ -35,6 +35,10 @@ type templateSpec struct {
 	InstanceProfile string                     `json:"instanceProfile"`
 	PublicIP        *bool                      `json:"publicIP,omitempty"`
 	Monitoring      bool                       `json:"monitoring"`
+	// CapacityReservationID is the reservation a reserved launch targets;
+	// CapacityBlock says it is a Capacity Block (market type capacity-block).
+	CapacityReservationID string `json:"capacityReservationID,omitempty"`
+	CapacityBlock         bool   `json:"capacityBlock,omitempty"`
 }
 
 func (s *templateSpec) hash() string {
@@ -127,6 +131,14 @@ func createTemplateInput(name string, s *templateSpec) *ec2.CreateLaunchTemplate
 			HttpTokens:              ec2types.LaunchTemplateHttpTokensState(aws.ToString(s.Metadata.HTTPTokens)),
 		},
 		Monitoring: &ec2types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(s.Monitoring)},
+	}
+	if s.CapacityReservationID != "" {
+		data.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationTarget: &ec2types.CapacityReservationTarget{CapacityReservationId: aws.String(s.CapacityReservationID)},
+		}
+		if s.CapacityBlock {
+			data.InstanceMarketOptions = &ec2types.LaunchTemplateInstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeCapacityBlock}
+		}
 	}
 	if s.InstanceProfile != "" {
 		data.IamInstanceProfile = &ec2types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(s.InstanceProfile)}

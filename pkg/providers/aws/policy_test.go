@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	corev1 "k8s.io/api/core/v1"
 
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/clusterinfo"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
@@ -43,7 +44,13 @@ func policyEnv(t *testing.T, policy *iampolicy.Policy) *env {
 	})
 	nc := defaultNodeClass()
 	nc.Spec.Role = aws.String(nodeRole)
+	nc.Spec.CapacityReservationSelectorTerms = []awsv1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
 	e.addNodeClass(nc)
+	for _, z := range e.world.Options().Zones {
+		if _, err := e.world.AddCapacityReservation(fakeaws.CapacityReservation{InstanceType: "m5.large", Zone: z, Total: 1, Tags: map[string]string{"team": "ml"}}); err == nil {
+			break
+		}
+	}
 	return e
 }
 
@@ -69,6 +76,17 @@ func lifecycle(e *env) error {
 		return err
 	}
 	var launched []*nsv1.NodeClaim
+	if len(e.world.CapacityReservations()) == 1 {
+		// A launch into the class's capacity reservation.
+		id := e.world.CapacityReservations()[0].ID
+		c, err := e.p.Create(ctx, newClaim("claim-reserved", reqIn(corev1.LabelInstanceTypeStable, "m5.large"), reqIn(nsv1.LabelCapacityType, nsv1.CapacityTypeReserved), reqIn(awsv1.LabelCapacityReservationID, id)))
+		if err != nil {
+			return err
+		}
+		if c.Labels[awsv1.LabelCapacityReservationID] != id {
+			return fmt.Errorf("the reserved claim did not launch into %s: labels %v", id, c.Labels)
+		}
+	}
 	for _, ct := range []string{nsv1.CapacityTypeSpot, nsv1.CapacityTypeOnDemand} {
 		c, err := e.p.Create(ctx, newClaim("claim-"+ct, reqIn(corev1.LabelInstanceTypeStable, "m5.large"), reqIn(nsv1.LabelCapacityType, ct)))
 		if err != nil {

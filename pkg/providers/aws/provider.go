@@ -69,6 +69,9 @@ type Provider struct {
 	// claims; assigned remembers who got which (instance id → claim).
 	adoptMu  sync.Mutex
 	assigned map[string]assignment
+
+	// reservations: what each capacity reservation has free (reservations.go).
+	reservations reservationLedger
 }
 
 var _ cloudprovider.CloudProvider = (*Provider)(nil)

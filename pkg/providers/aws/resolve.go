@@ -22,6 +22,8 @@ type Resolved struct {
 	AMIs            []awsv1.AMI
 	Family          string
 	InstanceProfile string
+	// CapacityReservations are the active reservations the class selects.
+	CapacityReservations []awsv1.CapacityReservation
 }
 
 // ResolvedSubnet is a subnet with the addresses it has left.
@@ -54,6 +56,7 @@ func (r *Resolved) ApplyTo(st *awsv1.EC2NodeClassStatus) {
 	st.SecurityGroups = append(st.SecurityGroups[:0], r.SecurityGroups...)
 	st.AMIs = append(st.AMIs[:0], r.AMIs...)
 	st.InstanceProfile = r.InstanceProfile
+	st.CapacityReservations = append(st.CapacityReservations[:0], r.CapacityReservations...)
 }
 
 // ResolveError says which part of a node class did not resolve, in words a
@@ -96,7 +99,11 @@ func (p *Provider) Resolve(ctx context.Context, nc *awsv1.EC2NodeClass) (*Resolv
 	if err != nil {
 		return nil, err
 	}
-	return &Resolved{Subnets: subnets, SecurityGroups: groups, AMIs: amis, Family: family, InstanceProfile: profile}, nil
+	reservations, err := p.resolveCapacityReservations(ctx, nc.Spec.CapacityReservationSelectorTerms)
+	if err != nil {
+		return nil, err
+	}
+	return &Resolved{Subnets: subnets, SecurityGroups: groups, AMIs: amis, Family: family, InstanceProfile: profile, CapacityReservations: reservations}, nil
 }
 
 func familyOf(nc *awsv1.EC2NodeClass) string {

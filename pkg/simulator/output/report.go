@@ -78,7 +78,11 @@ func WriteReport(w io.Writer, r *Result) error {
 	p("| cost of launched nodes | $%.4f |\n", r.Cost)
 	p("| same instance types and hours on demand | $%.4f |\n", r.OnDemandCost)
 	p("| saving | %.1f%% |\n", r.Savings())
-	p("| system nodes over the run | $%.4f |\n\n", r.SystemCost)
+	p("| system nodes over the run | $%.4f |\n", r.SystemCost)
+	if r.ReservationCost > 0 {
+		p("| capacity reservations over the run (paid whether used or not) | $%.4f |\n", r.ReservationCost)
+	}
+	p("\n")
 
 	p("## What was launched\n\n")
 	if len(r.Launches) == 0 {
@@ -181,6 +185,9 @@ func WriteSummary(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "  first pod       %s\n  all pods        %s\n  queue empty     %s\n  back to base    %s\n",
 		r.FirstPodRunning, r.AllPodsRunning, r.QueueEmpty, r.BackToBase)
 	fmt.Fprintf(w, "  cost            $%.4f (on demand $%.4f, %.1f%% saved)\n", r.Cost, r.OnDemandCost, r.Savings())
+	if r.ReservationCost > 0 {
+		fmt.Fprintf(w, "  reservations    $%.4f (paid whether used or not; total $%.4f)\n", r.ReservationCost, r.Cost+r.ReservationCost)
+	}
 	var held []string
 	for _, h := range r.NotDisrupted {
 		if h.AtEnd > 0 {

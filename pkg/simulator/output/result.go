@@ -88,6 +88,9 @@ type Result struct {
 	OnDemandCost float64
 	// SystemCost is what the fixed system nodes cost over the run.
 	SystemCost float64
+	// ReservationCost is what the capacity reservations cost over the run,
+	// paid whether used or not; Cost does not count their instances again.
+	ReservationCost float64
 
 	// Notes are notable decisions in time order (fallbacks, interruptions).
 	Notes []string

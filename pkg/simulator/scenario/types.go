@@ -78,6 +78,28 @@ type World struct {
 	ShutdownDelay metav1.Duration `json:"shutdownDelay,omitempty"`
 	// PodStartDelay is from binding until the pod is Running (default 2s).
 	PodStartDelay metav1.Duration `json:"podStartDelay,omitempty"`
+	// CapacityReservations exist in the account from the start (ODCRs and
+	// Capacity Blocks); node classes select them with
+	// capacityReservationSelectorTerms. The report counts what they cost
+	// over the run (paid whether used or not) apart from the launches.
+	CapacityReservations []CapacityReservation `json:"capacityReservations,omitempty"`
+}
+
+// CapacityReservation is a capacity reservation of the simulated account.
+type CapacityReservation struct {
+	// ID, e.g. cr-0123456789abcdef0; generated when empty.
+	ID           string `json:"id,omitempty"`
+	InstanceType string `json:"instanceType"`
+	Zone         string `json:"zone"`
+	Count        int    `json:"count"`
+	// Type is default (an ODCR, the default) or capacity-block.
+	Type string `json:"type,omitempty"`
+	// MatchCriteria is open (the default) or targeted; a Capacity Block is targeted.
+	MatchCriteria string `json:"matchCriteria,omitempty"`
+	// Ends is when the reservation ends, from the start of the run; none
+	// when unset (a Capacity Block needs one).
+	Ends metav1.Duration   `json:"ends,omitempty"`
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // Controller holds the controller's settings a scenario may change; the

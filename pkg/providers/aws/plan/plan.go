@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 )
@@ -49,6 +50,8 @@ type Option struct {
 	// Risk is the offering's spot interruption risk (catalog.SpotRisk),
 	// zero when not rated and for on-demand.
 	Risk float64
+	// Reservation is the capacity reservation a reserved option launches into.
+	Reservation *catalog.ReservationRef
 }
 
 // RiskWeight scales an option's interruption risk into its ordering cost:
@@ -151,10 +154,14 @@ func Make(in Input) (Plan, error) {
 		}
 		byCT[c.off.CapacityType] = append(byCT[c.off.CapacityType], Option{
 			InstanceType: c.it, Zone: c.off.Zone, SubnetID: subnets[c.off.Zone], Price: c.off.Price, Risk: c.off.InterruptionRisk,
+			Reservation: c.off.Reservation,
 		})
 	}
 	p := Plan{CapacityType: nsv1.CapacityTypeSpot}
 	switch {
+	case len(byCT[nsv1.CapacityTypeReserved]) > 0:
+		// Paid for already: a reservation the claim allows comes first.
+		p.CapacityType = nsv1.CapacityTypeReserved
 	case in.AvoidSpot && len(byCT[nsv1.CapacityTypeOnDemand]) > 0:
 		p.CapacityType = nsv1.CapacityTypeOnDemand
 		if len(byCT[nsv1.CapacityTypeSpot]) > 0 {
@@ -180,7 +187,10 @@ func Make(in Input) (Plan, error) {
 		if opts[i].InstanceType.Name != opts[j].InstanceType.Name {
 			return opts[i].InstanceType.Name < opts[j].InstanceType.Name
 		}
-		return opts[i].Zone < opts[j].Zone
+		if opts[i].Zone != opts[j].Zone {
+			return opts[i].Zone < opts[j].Zone
+		}
+		return reservationID(opts[i]) < reservationID(opts[j])
 	})
 	max := in.MaxOptions
 	if max <= 0 {
@@ -243,7 +253,8 @@ func definedKeys(keys []string, types []*catalog.InstanceType) map[string]bool {
 	for _, k := range keys {
 		switch k {
 		case corev1.LabelTopologyZone, nsv1.LabelCapacityType, corev1.LabelArchStable, corev1.LabelOSStable,
-			corev1.LabelInstanceTypeStable, corev1.LabelTopologyRegion:
+			corev1.LabelInstanceTypeStable, corev1.LabelTopologyRegion,
+			awsv1.LabelCapacityReservationID, awsv1.LabelCapacityReservationType:
 			out[k] = true
 			continue
 		}
@@ -273,8 +284,18 @@ func offeringLabels(it *catalog.InstanceType, o catalog.Offering) func(string) (
 			return o.Zone, o.Zone != ""
 		case nsv1.LabelCapacityType:
 			return o.CapacityType, o.CapacityType != ""
+		case awsv1.LabelCapacityReservationID, awsv1.LabelCapacityReservationType:
+			v, ok := catalog.ReservationLabels(o.Reservation)[k]
+			return v, ok
 		}
 		v, ok := it.Labels[k]
 		return v, ok
 	}
+}
+
+func reservationID(o Option) string {
+	if o.Reservation == nil {
+		return ""
+	}
+	return o.Reservation.ID
 }
