@@ -161,6 +161,7 @@ var rbacAudit = map[string][]string{
 	"storage.k8s.io/storageclasses":          {"get", "list", "watch"},
 	"/events":                                {"create", "patch"},
 	"events.k8s.io/events":                   {"create", "patch"},
+	"karpenter.sh/nodepools":                 {"get", "list"},
 }
 
 func granted(rules []rbacv1.PolicyRule) map[string][]string {
