@@ -23,6 +23,9 @@ const (
 	labCluster  = "my-cluster"
 	labRegion   = "us-east-1"
 	labNodeRole = "NodesmithNodeRole-my-cluster"
+	// labKarpenterRole is the node role of a cluster that runs Karpenter
+	// (docs/migrate-from-karpenter.md).
+	labKarpenterRole = "KarpenterNodeRole-my-cluster"
 )
 
 // labFlags are the flags lab up, down and run share.

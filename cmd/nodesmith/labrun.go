@@ -57,6 +57,14 @@ func labRun(ctx context.Context, f *labFlags) error {
 		BootDelay: f.bootDelay, Seed: 1, DefaultCapacity: 1000,
 		EnforcePolicy:    true,
 		ControllerBinary: f.controller,
+		// Play a cluster that runs Karpenter today, for the migration
+		// guide: its node role exists and its subnets and security groups
+		// carry karpenter.sh/discovery.
+		ExtraRoles:    []string{labKarpenterRole},
+		KarpenterTags: true,
+		// Karpenter NodePools applied to the lab are noticed in seconds,
+		// not the default five minutes.
+		ControllerFlags: []string{"--karpenter-check-interval=10s"},
 	})
 	if err != nil {
 		return err

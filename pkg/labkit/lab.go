@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
 	"github.com/nodesmith/nodesmith/test/testenv"
@@ -41,6 +42,13 @@ type Options struct {
 	// the simulated AWS.
 	Seed            int64
 	DefaultCapacity int
+	// ExtraRoles are more IAM roles the account has from the start (a
+	// cluster that ran Karpenter has KarpenterNodeRole-<cluster>).
+	ExtraRoles []string
+	// KarpenterTags also tags the cluster's subnets and security groups
+	// karpenter.sh/discovery=<Cluster>, as on a cluster that ran Karpenter,
+	// so converted EC2NodeClasses find them.
+	KarpenterTags bool
 	// InterruptionQueue, when set, is the SQS queue the simulated
 	// EventBridge puts interruption events on.
 	InterruptionQueue string
@@ -193,9 +201,14 @@ func (l *Lab) startAWS() error {
 		Seed: l.Opts.Seed, DefaultCapacity: l.Opts.DefaultCapacity,
 		// The controller makes the node role's instance profile through the
 		// simulated IAM, as on a real account.
-		Roles:             []string{l.Opts.NodeRole},
+		Roles:             append([]string{l.Opts.NodeRole}, l.Opts.ExtraRoles...),
 		InterruptionQueue: l.Opts.InterruptionQueue,
 	})
+	if l.Opts.KarpenterTags {
+		if err := tagForKarpenter(l.World, l.Opts.Cluster); err != nil {
+			return err
+		}
+	}
 	go l.World.Run(l.ctx, 100*time.Millisecond)
 	awsSrv := fakeaws.NewServer(l.World)
 	if l.Opts.EnforcePolicy {
@@ -213,6 +226,30 @@ func (l *Lab) startAWS() error {
 	l.Bridge = NewBridge(l.ctx, l.Env.Client, l.Catalog, region, l.Opts.BridgeLog)
 	l.World.Subscribe(l.Bridge.Observe)
 	return nil
+}
+
+// KarpenterDiscoveryTag is the tag Karpenter's getting-started guide puts on
+// a cluster's subnets and security groups.
+const KarpenterDiscoveryTag = "karpenter.sh/discovery"
+
+// tagForKarpenter adds karpenter.sh/discovery=<cluster> to every subnet and
+// security group that carries Nodesmith's discovery tag.
+func tagForKarpenter(w *fakeaws.World, cluster string) error {
+	var ids []string
+	for _, s := range w.Subnets() {
+		if s.Tags[awsv1.TagDiscovery] == cluster {
+			ids = append(ids, s.ID)
+		}
+	}
+	for _, g := range w.SecurityGroups() {
+		if g.Tags[awsv1.TagDiscovery] == cluster {
+			ids = append(ids, g.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return fmt.Errorf("no subnet or security group tagged %s=%s to tag for Karpenter", awsv1.TagDiscovery, cluster)
+	}
+	return w.CreateTags(ids, map[string]string{KarpenterDiscoveryTag: cluster})
 }
 
 // Context is done once Stop runs.

@@ -57,14 +57,44 @@ func (l *trialLab) nodesmith(t *testing.T, args ...string) string {
 // kubectl runs kubectl against the lab, as docs/try-it.md does.
 func (l *trialLab) kubectl(t *testing.T, args ...string) string {
 	t.Helper()
+	out, err := l.kubectlErr(args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (l *trialLab) kubectlErr(args ...string) (string, error) {
 	cmd := exec.Command("kubectl", args...)
 	cmd.Dir = testenv.RepoRoot()
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+l.state.Kubeconfig)
 	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// nodesmithStdout is nodesmith's stdout alone (convert's YAML).
+func (l *trialLab) nodesmithStdout(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(l.bin, args...)
+	cmd.Dir = testenv.RepoRoot()
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(l.dir, labkit.KubeconfigFile))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("nodesmith %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	return string(out)
+}
+
+// controllerLog is the lab's controller log so far.
+func (l *trialLab) controllerLog(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(l.state.ControllerLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // labUp runs `nodesmith lab up` and reads the lab's state; the lab is

@@ -3,6 +3,7 @@ package karpenter
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
+	"github.com/nodesmith/nodesmith/test/testenv"
 )
 
 var h *controllertest.Harness
@@ -81,13 +83,17 @@ func TestCoexistence(t *testing.T) {
 		t.Fatalf("without Karpenter: gauge %v, %d events; want 0 and none", g, len(fake.Events))
 	}
 
-	raw, err := os.ReadFile("testdata/karpenter-nodepool-crd.yaml")
+	// The lab's stand-ins for Karpenter's CRDs (NodePool first).
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", "karpenter", "lab-standin-crds.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(raw, crd); err != nil {
+	if err := yaml.Unmarshal([]byte(strings.Split(string(raw), "\n---\n")[0]), crd); err != nil {
 		t.Fatal(err)
+	}
+	if crd.Name != "nodepools.karpenter.sh" {
+		t.Fatalf("the stand-in's first CRD is %s, want nodepools.karpenter.sh", crd.Name)
 	}
 	if err := h.Direct.Create(ctx, crd); err != nil {
 		t.Fatal(err)
