@@ -193,7 +193,7 @@ Give Nodesmith a NodePool and its EC2NodeClass, then something to run:
   kubectl apply -f %s
   kubectl create deployment web --image=registry.k8s.io/pause:3.10 --replicas=0
   kubectl set resources deployment web --requests=cpu=500m,memory=256Mi
-  kubectl scale deployment web --replicas=20
+  kubectl scale deployment web --replicas=12
 
 Watch it launch, then ask why:
 
