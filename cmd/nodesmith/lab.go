@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -169,10 +168,10 @@ func labUp(out io.Writer, f *labFlags) error {
 		}
 		select {
 		case err := <-exited:
-			return fmt.Errorf("the lab exited before it was ready (%v); the end of %s:\n%s", err, logf.Name(), tail(logf.Name(), 25))
+			return fmt.Errorf("the lab exited before it was ready (%v); the end of %s:\n%s", err, logf.Name(), labkit.TailFile(logf.Name(), 25))
 		case <-deadline:
 			_ = stopSession(run.Process.Pid, 30*time.Second)
-			return fmt.Errorf("the lab was not ready after %s and was stopped; the end of %s:\n%s", f.wait, logf.Name(), tail(logf.Name(), 25))
+			return fmt.Errorf("the lab was not ready after %s and was stopped; the end of %s:\n%s", f.wait, logf.Name(), labkit.TailFile(logf.Name(), 25))
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -262,17 +261,4 @@ func killSession(sid int) error {
 	}
 	left, _ := labkit.SessionProcesses(sid)
 	return fmt.Errorf("processes %v of the lab (session %d) do not exit", left, sid)
-}
-
-// tail is the last n lines of a file, for error messages.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

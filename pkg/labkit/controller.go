@@ -132,7 +132,15 @@ func (p *Controller) Tail(n int) string {
 	if p == nil {
 		return "(no controller running)"
 	}
-	b, _ := os.ReadFile(p.LogPath)
+	return TailFile(p.LogPath, n)
+}
+
+// TailFile is the last n lines of a log file, for failure messages.
+func TailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

@@ -133,20 +133,10 @@ func labUp(t *testing.T) (*trialLab, string) {
 	return l, out
 }
 
-// controllerTail is the end of the lab's controller log, for failures.
-func (l *trialLab) controllerTail() string {
-	b, err := os.ReadFile(l.state.ControllerLog)
-	if err != nil {
-		return fmt.Sprintf("(no controller log: %v)", err)
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-30):], "\n")
-}
-
 func (l *trialLab) waitFor(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
 	if err := labkit.Poll(timeout, time.Second, cond); err != nil {
-		t.Fatalf("%s after %s: %v\ncontroller log tail:\n%s", what, timeout, err, l.controllerTail())
+		t.Fatalf("%s after %s: %v\ncontroller log tail:\n%s", what, timeout, err, labkit.TailFile(l.state.ControllerLog, 30))
 	}
 }
 
@@ -165,6 +155,31 @@ func (l *trialLab) readyNodes(pool string) ([]string, error) {
 		}
 	}
 	return ready, nil
+}
+
+// runWeb runs docs/try-it.md's Deployment (pause pods of 500m CPU and
+// 256Mi) at replicas, waits until every pod runs and returns the Ready
+// nodes of pool, failing t when there is none.
+func (l *trialLab) runWeb(t *testing.T, replicas int, pool string) []string {
+	t.Helper()
+	l.kubectl(t, "create", "deployment", "web", "--image=registry.k8s.io/pause:3.10", "--replicas=0")
+	l.kubectl(t, "set", "resources", "deployment", "web", "--requests=cpu=500m,memory=256Mi")
+	l.kubectl(t, "scale", "deployment", "web", fmt.Sprintf("--replicas=%d", replicas))
+	l.waitFor(t, 5*time.Minute, fmt.Sprintf("%d web pods running", replicas), func() error {
+		c, err := labkit.CountPods(context.Background(), l.kube, "default", map[string]string{"app": "web"})
+		if err != nil {
+			return err
+		}
+		return c.AllRunning(replicas)
+	})
+	ready, err := l.readyNodes(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ready) == 0 {
+		t.Fatalf("the web pods run, but no Ready node of NodePool %s exists", pool)
+	}
+	return ready
 }
 
 // sessionCommands names the live processes of the lab's session.
@@ -206,23 +221,7 @@ func TestLabUpDown(t *testing.T) {
 	}
 
 	l.kubectl(t, "apply", "-f", "examples/spot-fleet.yaml")
-	l.kubectl(t, "create", "deployment", "web", "--image=registry.k8s.io/pause:3.10", "--replicas=0")
-	l.kubectl(t, "set", "resources", "deployment", "web", "--requests=cpu=500m,memory=256Mi")
-	l.kubectl(t, "scale", "deployment", "web", "--replicas=12")
-	l.waitFor(t, 5*time.Minute, "12 web pods running", func() error {
-		c, err := labkit.CountPods(context.Background(), l.kube, "default", map[string]string{"app": "web"})
-		if err != nil {
-			return err
-		}
-		return c.AllRunning(12)
-	})
-	ready, err := l.readyNodes("spot-fleet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ready) == 0 {
-		t.Fatal("the web pods run, but no Ready node of the spot-fleet NodePool exists")
-	}
+	ready := l.runWeb(t, 12, "spot-fleet")
 	got := l.kubectl(t, "get", "nodepools,nodeclaims,nodes")
 	t.Logf("kubectl get nodepools,nodeclaims,nodes:\n%s", got)
 	for _, n := range ready {

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
-	"github.com/nodesmith/nodesmith/pkg/labkit"
 )
 
 // TestMigrateFromKarpenter runs docs/migrate-from-karpenter.md's steps in
@@ -76,23 +75,7 @@ func TestMigrateFromKarpenter(t *testing.T) {
 		return nil
 	})
 	l.kubectl(t, "apply", "-f", converted)
-	l.kubectl(t, "create", "deployment", "web", "--image=registry.k8s.io/pause:3.10", "--replicas=0")
-	l.kubectl(t, "set", "resources", "deployment", "web", "--requests=cpu=500m,memory=256Mi")
-	l.kubectl(t, "scale", "deployment", "web", "--replicas=10")
-	l.waitFor(t, 5*time.Minute, "10 web pods running", func() error {
-		c, err := labkit.CountPods(ctx, l.kube, "default", map[string]string{"app": "web"})
-		if err != nil {
-			return err
-		}
-		return c.AllRunning(10)
-	})
-	ready, err := l.readyNodes("general")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ready) == 0 {
-		t.Fatal("the web pods run, but no Ready node of the converted NodePool general exists")
-	}
+	ready := l.runWeb(t, 10, "general")
 	t.Logf("%d Ready nodes of the converted pool; %s", len(ready), l.kubectl(t, "get", "nodepools.nodesmith.sh,nodeclaims.nodesmith.sh"))
 
 	// The class that kept Karpenter's role is not Ready, and says why: its
