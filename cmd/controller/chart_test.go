@@ -165,11 +165,12 @@ var rbacAudit = map[string][]string{
 	// workloads a scalableRef names.
 	"autoscaling.x-k8s.io/capacitybuffers":        {"get", "list", "watch"},
 	"autoscaling.x-k8s.io/capacitybuffers/status": {"patch"},
-	"/podtemplates":     {"get", "list", "watch"},
-	"apps/deployments":  {"get", "list", "watch"},
-	"apps/replicasets":  {"get", "list", "watch"},
-	"apps/statefulsets": {"get", "list", "watch"},
-	"batch/jobs":        {"get", "list", "watch"},
+	"/podtemplates":          {"get", "list", "watch"},
+	"apps/deployments":       {"get", "list", "watch"},
+	"apps/replicasets":       {"get", "list", "watch"},
+	"apps/statefulsets":      {"get", "list", "watch"},
+	"batch/jobs":             {"get", "list", "watch"},
+	"karpenter.sh/nodepools": {"get", "list"},
 }
 
 func granted(rules []rbacv1.PolicyRule) map[string][]string {

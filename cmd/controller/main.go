@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
 
 	// CA roots compiled in: the image is FROM scratch and has no bundle.
@@ -37,9 +38,11 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
+	"github.com/nodesmith/nodesmith/pkg/controllers/karpenter"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
+	"github.com/nodesmith/nodesmith/pkg/operator"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
@@ -147,6 +150,9 @@ func run(ctx context.Context, o *Options) error {
 	if err := addCatalogSingletons(mgr, o, provider, mgr.GetClient(), clk, rec); err != nil {
 		return err
 	}
+	if err := addCoexistenceCheck(mgr, clk, rec, ctrl.Log, o.KarpenterCheckInterval); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
@@ -197,4 +203,15 @@ func profilingHandlers(on bool) map[string]http.Handler {
 		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
 		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
 	}
+}
+
+// addCoexistenceCheck warns, at start and every few minutes, while
+// Karpenter's NodePools in the cluster may still launch nodes. It reads
+// through the API reader: Karpenter's CRDs may not exist.
+func addCoexistenceCheck(mgr ctrl.Manager, clk clock.Clock, rec *events.Recorder, logger logr.Logger, every time.Duration) error {
+	gauge, err := karpenter.NewGauge(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering the Karpenter coexistence metric: %w", err)
+	}
+	return operator.AddSingleton(mgr, clk, karpenter.New(mgr.GetAPIReader(), rec, gauge, logger.WithName("karpenter"), every))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers"
 	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
 	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
+	"github.com/nodesmith/nodesmith/pkg/controllers/karpenter"
 	"github.com/nodesmith/nodesmith/pkg/controllers/pricing"
 	"github.com/nodesmith/nodesmith/pkg/disruption"
 	interruptionpolicy "github.com/nodesmith/nodesmith/pkg/interruption"
@@ -25,16 +26,19 @@ import (
 // Options are the controller's settings: flags, each defaulting to an
 // environment variable (the Helm chart sets either).
 type Options struct {
-	ClusterName         string
-	ClusterEndpoint     string
-	ClusterCABundle     string
-	ClusterServiceCIDR  string
-	KubernetesVersion   string
-	SpotPriceInterval   time.Duration
-	CatalogInterval     time.Duration
-	InterruptionQueue   string
-	InterruptionWorkers int
-	RebalanceMode       string
+	ClusterName        string
+	ClusterEndpoint    string
+	ClusterCABundle    string
+	ClusterServiceCIDR string
+	KubernetesVersion  string
+	SpotPriceInterval  time.Duration
+	CatalogInterval    time.Duration
+	// KarpenterCheckInterval is how often Karpenter's NodePools are read
+	// for room (pkg/controllers/karpenter).
+	KarpenterCheckInterval time.Duration
+	InterruptionQueue      string
+	InterruptionWorkers    int
+	RebalanceMode          string
 	// PodName is the controller's own Pod (POD_NAME), where interruption
 	// queue problems are reported; empty outside a Pod.
 	PodName     string
@@ -134,6 +138,7 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 	str(&o.KubernetesVersion, "kubernetes-version", "KUBERNETES_VERSION", "", "Kubernetes minor version naming the AMI alias SSM parameters, e.g. 1.37 (empty: the API server's)")
 	dur(&o.SpotPriceInterval, "spot-price-refresh-interval", "SPOT_PRICE_REFRESH_INTERVAL", pricing.DefaultSpotInterval, "how often spot prices are read (DescribeSpotPriceHistory)")
 	dur(&o.CatalogInterval, "catalog-refresh-interval", "CATALOG_REFRESH_INTERVAL", pricing.DefaultCatalogInterval, "how often on-demand prices (Pricing API) and offerings per zone are read")
+	dur(&o.KarpenterCheckInterval, "karpenter-check-interval", "KARPENTER_CHECK_INTERVAL", karpenter.Interval, "how often Karpenter's NodePools are read; while one may still launch nodes, Nodesmith warns (log, Event, nodesmith_karpenter_nodepools_with_room)")
 	str(&o.InterruptionQueue, "interruption-queue", "INTERRUPTION_QUEUE", "", "SQS queue (name or URL) of EC2 spot interruption, rebalance, state-change and AWS Health events; its nodes are replaced and drained before they go (empty: off)")
 	num(&o.InterruptionWorkers, "interruption-workers", "INTERRUPTION_WORKERS", interruption.DefaultWorkers, "instances of one batch of interruption messages handled in parallel")
 	str(&o.RebalanceMode, "rebalance-mode", "REBALANCE_MODE", string(interruptionpolicy.DefaultRebalanceMode),
@@ -232,6 +237,9 @@ func (o *Options) validate() error {
 	}
 	if o.SpotPriceInterval <= 0 || o.CatalogInterval <= 0 {
 		errs = append(errs, "--spot-price-refresh-interval and --catalog-refresh-interval must be positive")
+	}
+	if o.KarpenterCheckInterval <= 0 {
+		errs = append(errs, fmt.Sprintf("--karpenter-check-interval %s: must be positive", o.KarpenterCheckInterval))
 	}
 	if v := o.KubernetesVersion; v != "" && !validMinor(v) {
 		errs = append(errs, fmt.Sprintf("--kubernetes-version %q: want major.minor, e.g. 1.37", v))

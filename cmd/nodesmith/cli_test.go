@@ -46,8 +46,16 @@ func TestConvertCommand(t *testing.T) {
 	if out != string(want) {
 		t.Errorf("convert output differs from the package's golden file:\n%s", out)
 	}
-	if n := strings.Count(stderr, "warning: "); n != 3 {
-		t.Errorf("stderr has %d warnings, want 3:\n%s", n, stderr)
+	if n := strings.Count(stderr, "warning: "); n != 5 {
+		t.Errorf("stderr has %d warnings, want 5 (3 fields, 2 node roles the example policy cannot pass):\n%s", n, stderr)
+	}
+	// --node-role: both classes get the example's role, and say so.
+	out, stderr = run(t, "convert", "-f", src, "--node-role", "NodesmithNodeRole-my-cluster")
+	if n := strings.Count(out, "role: NodesmithNodeRole-my-cluster"); n != 2 || strings.Contains(out, "role: KarpenterNodeRole") {
+		t.Errorf("with --node-role, %d classes name NodesmithNodeRole-my-cluster, want 2:\n%s", n, out)
+	}
+	if n := strings.Count(stderr, "replaced by NodesmithNodeRole-my-cluster (--node-role)"); n != 2 {
+		t.Errorf("with --node-role, stderr names %d replaced roles, want 2:\n%s", n, stderr)
 	}
 	in, err := os.ReadFile(src)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 func newConvertCommand() *cobra.Command {
-	var file string
+	var file, nodeRole string
 	var out *outputFlag
 	cmd := &cobra.Command{
 		Use:   "convert -f FILE",
@@ -29,7 +29,10 @@ same nodes:
     two pools with different kubelet settings share is copied), a
     nodeClassRef without group points at aws.nodesmith.sh, amiFamily without
     amiSelectorTerms becomes an alias;
-  - selector tags are AWS tags and stay as written (karpenter.sh/discovery).
+  - selector tags are AWS tags and stay as written (karpenter.sh/discovery);
+  - spec.role (or spec.instanceProfile) stays as written unless --node-role
+    names the role to use instead; a role examples/terraform's controller
+    policy would not let Nodesmith pass is reported, with the fix.
 
 Anything without a Nodesmith equivalent is reported on stderr and as a
 comment above its object; nothing is dropped silently. Documents that are
@@ -37,6 +40,9 @@ not Karpenter's pass through unchanged. The output is ready for kubectl apply.`,
 		Example: `  # convert the manifests you apply today
   nodesmith convert -f karpenter.yaml > nodesmith.yaml
   kubectl apply -f nodesmith.yaml
+
+  # nodes get the role examples/terraform creates, not Karpenter's
+  nodesmith convert -f karpenter.yaml --node-role NodesmithNodeRole-my-cluster
 
   # straight from the cluster
   kubectl get nodepools.karpenter.sh,ec2nodeclasses.karpenter.k8s.aws -o yaml | nodesmith convert -f -
@@ -57,7 +63,7 @@ not Karpenter's pass through unchanged. The output is ready for kubectl apply.`,
 				defer fh.Close()
 				r = fh
 			}
-			res, err := convert.Convert(r)
+			res, err := convert.ConvertWith(r, convert.Options{NodeRole: nodeRole})
 			if err != nil {
 				return err
 			}
@@ -72,6 +78,7 @@ not Karpenter's pass through unchanged. The output is ready for kubectl apply.`,
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "manifest file to convert, - for stdin")
 	_ = cmd.MarkFlagRequired("filename")
+	cmd.Flags().StringVar(&nodeRole, "node-role", "", "IAM role every converted EC2NodeClass uses (spec.role), in place of Karpenter's node role or instance profile")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	out = addOutputFlag(cmd, outYAML, outYAML, outJSON)
 	return cmd

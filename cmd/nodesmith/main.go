@@ -2,7 +2,8 @@
 // scenario through the product's own decision code in virtual time;
 // convert turns Karpenter manifests into Nodesmith's; snapshot, plan and
 // explain answer what Nodesmith would launch for a cluster and why a pod or
-// a node is where it is, from a kubeconfig or a snapshot file.
+// a node is where it is, from a kubeconfig or a snapshot file; lab runs the
+// local test bed (pkg/labkit) in the background to try it all without AWS.
 package main
 
 import (
@@ -32,6 +33,8 @@ for Kubernetes on AWS with spot diversification.
   snapshot   save what a cluster runs to a file plan and explain can read
   plan       what Nodesmith would launch for a cluster's pods, and its $/h
   explain    why a pod is pending or placed; where a node stands on removal
+  lab        try Nodesmith locally: lab up starts a control plane, KWOK nodes,
+             a simulated AWS and the controller in the background; lab down
   completion shell completion for bash, zsh, fish and powershell
 
 plan and explain read a cluster through your kubeconfig (or --snapshot FILE)
@@ -42,6 +45,6 @@ instance catalog; they change nothing.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newSimulateCommand(), newConvertCommand(), newSnapshotCommand(), newPlanCommand(), newExplainCommand())
+	root.AddCommand(newSimulateCommand(), newConvertCommand(), newSnapshotCommand(), newPlanCommand(), newExplainCommand(), newLabCommand())
 	return root
 }

@@ -44,15 +44,27 @@ type Result struct {
 	Warnings []Warning
 }
 
+// Options change what Convert writes; the zero value keeps every value it
+// can.
+type Options struct {
+	// NodeRole, when set, is spec.role of every converted EC2NodeClass,
+	// in place of Karpenter's node role or instance profile (a warning
+	// names each replaced one).
+	NodeRole string
+}
+
 // Convert reads multi-document YAML (or JSON) and converts every Karpenter
 // NodePool and EC2NodeClass in it. It fails when a document cannot be read
 // or converted; the error names every such document.
-func Convert(r io.Reader) (*Result, error) {
+func Convert(r io.Reader) (*Result, error) { return ConvertWith(r, Options{}) }
+
+// ConvertWith is Convert with options.
+func ConvertWith(r io.Reader, opts Options) (*Result, error) {
 	docs, err := splitDocuments(r)
 	if err != nil {
 		return nil, err
 	}
-	c := &converter{classes: map[string]*awsv1.EC2NodeClass{}}
+	c := &converter{classes: map[string]*awsv1.EC2NodeClass{}, opts: opts}
 	for i, doc := range docs {
 		c.document(i+1, doc)
 	}
@@ -105,6 +117,7 @@ func stripComments(b []byte) []byte {
 
 // converter holds one Convert call's output and findings.
 type converter struct {
+	opts     Options
 	out      []runtime.Object
 	warnings []Warning
 	errs     []error

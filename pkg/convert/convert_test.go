@@ -123,7 +123,7 @@ func TestConvertV1beta1(t *testing.T) {
 		})
 	}
 	// expireAfter becomes forceful: the user is told.
-	if got, want := warnings(res), []string{"EC2NodeClass/default: spec.metadataOptions", "NodePool/default: spec.disruption.expireAfter"}; strings.Join(got, "|") != strings.Join(want, "|") {
+	if got, want := warnings(res), []string{"EC2NodeClass/default: spec.metadataOptions", "EC2NodeClass/default: spec.role", "NodePool/default: spec.disruption.expireAfter"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("warnings = %q, want %q", got, want)
 	}
 }
@@ -177,6 +177,8 @@ func TestConvertV1(t *testing.T) {
 	want := []string{
 		"EC2NodeClass/al2023: spec.kubelet.evictionSoft",
 		"EC2NodeClass/al2023: spec.kubelet.evictionSoftGracePeriod",
+		"EC2NodeClass/al2023: spec.role",
+		"EC2NodeClass/bottlerocket: spec.role",
 		"NodePool/general: spec.template.spec.requirements[4]",
 	}
 	if got := warnings(res); strings.Join(got, "|") != strings.Join(want, "|") {
@@ -223,6 +225,7 @@ func TestConvertMovesKubeletIntoNodeClasses(t *testing.T) {
 		})
 	}
 	want := []string{
+		"EC2NodeClass/shared: spec.instanceProfile",
 		"EC2NodeClass/shared: spec.instanceStorePolicy",
 		"EC2NodeClass/shared: spec.metadataOptions.httpPutResponseHopLimit",
 		"NodePool/batch: spec.template.spec.kubelet",

@@ -51,6 +51,7 @@ func (c *converter) nodeClass(doc map[string]any) {
 		s.Role = &role
 	}
 	s.InstanceProfile = spec.strPtr("instanceProfile")
+	c.nodeRole(s)
 	spec.decode("tags", &s.Tags)
 	for _, bd := range spec.list("blockDeviceMappings") {
 		s.BlockDeviceMappings = append(s.BlockDeviceMappings, c.blockDevice(bd))

@@ -37,6 +37,9 @@ func (c *converter) nodePool(doc map[string]any) {
 		c.disruption(np, d)
 	}
 	spec.decode("limits", &np.Spec.Limits)
+	if room, why := KarpenterPoolRoom(corev1.ResourceList(np.Spec.Limits), nil); !room {
+		c.warn("spec.limits", fmt.Sprintf("leave the pool no room (%s): Nodesmith would launch nothing for it; if the limit was set to zero for the cut-over from Karpenter, convert the manifests from before it or set the limit you mean", why))
+	}
 	spec.decode("weight", &np.Spec.Weight)
 	spec.decode("replicas", &np.Spec.Replicas) // a static pool, as in Karpenter v1.8
 	spec.done()

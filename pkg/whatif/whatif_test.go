@@ -217,10 +217,10 @@ func TestReplaceNodePoolsWithKarpenterManifests(t *testing.T) {
 		len(s.EC2NodeClasses) != 1 || s.EC2NodeClasses[0].Spec.Role == nil || *s.EC2NodeClasses[0].Spec.Role != "KarpenterNodeRole-my-cluster" {
 		t.Fatalf("pools %+v classes %+v", s.NodePools, s.EC2NodeClasses)
 	}
-	// The converter's two: the hop limit written out, and expireAfter
-	// becoming forceful.
-	if len(warnings) != 2 {
-		t.Errorf("warnings = %v, want the converter's two", warnings)
+	// The converter's three: the hop limit written out, expireAfter
+	// becoming forceful, and Karpenter's node role kept.
+	if len(warnings) != 3 {
+		t.Errorf("warnings = %v, want the converter's three", warnings)
 	}
 	r, err := Plan(s, ModeRepack, Options{})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/labkit"
 )
 
 // The API-server-restart area: its NodePool, EC2NodeClass and Deployment.
@@ -60,7 +61,7 @@ func apiserverRestart(t *testing.T) {
 	}()
 	noRefusals(t)
 	applyAreaPool(t, restartPool)
-	sup = superviseController(t, "--leader-elect=true", "--leader-election-namespace="+chartNamespace)
+	sup = superviseController(t, "--leader-elect=true", "--leader-election-namespace="+labkit.ChartNamespace)
 	waitFor(t, time.Minute, "the controller to take the lease", func() error {
 		if h, _ := leaseHolder(); h == "" {
 			return fmt.Errorf("lease %s not held", leaseKey)

@@ -20,10 +20,12 @@ import (
 	"github.com/aws/smithy-go"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nodesmith/nodesmith/pkg/labkit"
 )
 
 // leaseKey is the controller's leader election Lease (cmd/controller/main.go).
-var leaseKey = client.ObjectKey{Namespace: chartNamespace, Name: "nodesmith-controller"}
+var leaseKey = client.ObjectKey{Namespace: labkit.ChartNamespace, Name: "nodesmith-controller"}
 
 func lease() coordinationv1.Lease {
 	var l coordinationv1.Lease
@@ -51,14 +53,14 @@ func failoverAndThrottling(t *testing.T) {
 	defer func() { logCrashTable(t, "leader failover and AWS throttling", rows) }()
 	w := watchFleet()
 	defer w.stop()
-	leaderFlags := []string{"--leader-elect=true", "--leader-election-namespace=" + chartNamespace}
+	leaderFlags := []string{"--leader-elect=true", "--leader-election-namespace=" + labkit.ChartNamespace}
 	// Whatever happens, the lab's single controller is back at the end.
-	var procs []*controllerProc
+	var procs []*labkit.Controller
 	defer func() {
 		lab.Faults.setFaults(0, 0)
 		lab.World.SetLatency(0)
 		for _, p := range procs {
-			p.stop()
+			p.Stop()
 		}
 		if err := lab.startController(); err != nil {
 			t.Error(err)
@@ -69,8 +71,8 @@ func failoverAndThrottling(t *testing.T) {
 	}()
 
 	// Failover.
-	lab.controller.stop()
-	first, err := lab.spawnController(leaderFlags...)
+	lab.controller.Stop()
+	first, err := lab.SpawnController(leaderFlags...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func failoverAndThrottling(t *testing.T) {
 		return nil
 	})
 	// Started once the first leads, so the first is the leader.
-	second, err := lab.spawnController(leaderFlags...)
+	second, err := lab.SpawnController(leaderFlags...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,7 @@ func failoverAndThrottling(t *testing.T) {
 		return nil
 	})
 	running, _, _ := podsOf(t, app)
-	first.kill()
+	first.Kill()
 	killedAt := time.Now()
 	lastRenew := lease().Spec.RenewTime // the dead leader's last renewal
 	lab.controller = second
@@ -145,21 +147,21 @@ func failoverAndThrottling(t *testing.T) {
 	// gracefully (SIGTERM) while a scale-up is pending. The leader hands
 	// the Lease back as it stops, so the new replica leads within its
 	// 2 s retry, not after the 15 s lease; nobody launches twice.
-	third, err := lab.spawnController(leaderFlags...)
+	third, err := lab.SpawnController(leaderFlags...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	procs = append(procs, third)
 	leader, _ := leaseHolder()
 	waitFor(t, time.Minute, "the new replica to wait for the lease", func() error {
-		if b, _ := os.ReadFile(third.log); !strings.Contains(strings.ToLower(string(b)), "attempting to acquire leader lease") {
+		if b, _ := os.ReadFile(third.LogPath); !strings.Contains(strings.ToLower(string(b)), "attempting to acquire leader lease") {
 			return fmt.Errorf("no attempt to acquire the lease in its log yet")
 		}
 		return nil
 	})
 	handoverStart := time.Now()
 	resize(t, app, 160)
-	second.stop()
+	second.Stop()
 	stoppedIn := time.Since(handoverStart)
 	lab.controller = third
 	var handover time.Duration
@@ -186,12 +188,12 @@ func failoverAndThrottling(t *testing.T) {
 		dups: d, orphans: w.orphans(start), leaks: leaks(t),
 		note: fmt.Sprintf("the leader stopped in %s; the new replica leads %s after SIGTERM (lease %s)", stoppedIn.Round(100*time.Millisecond), handover.Round(100*time.Millisecond), leaseDuration)})
 	cleanUp(t, app)
-	third.stop()
-	first.stop()
+	third.Stop()
+	first.Stop()
 
 	// Throttling: a single controller whose metrics the lab can read.
 	port := freePort(t)
-	throttled, err := lab.spawnController("--metrics-bind-address=127.0.0.1:" + strconv.Itoa(port))
+	throttled, err := lab.SpawnController("--metrics-bind-address=127.0.0.1:" + strconv.Itoa(port))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -213,7 +213,7 @@ func armKill(action string, after bool) <-chan time.Time {
 		}
 		fired := false
 		once.Do(func() {
-			lab.controller.kill()
+			lab.controller.Kill()
 			fired = true
 			killed <- time.Now()
 		})
@@ -240,7 +240,7 @@ func awaitKill(t *testing.T, killed <-chan time.Time, what string) time.Time {
 // ensureController starts the lab's controller if it is not running.
 func ensureController(t *testing.T) {
 	select {
-	case <-lab.controller.done:
+	case <-lab.controller.Done():
 		if err := lab.startController(); err != nil {
 			t.Error(err)
 		}
@@ -296,7 +296,7 @@ func crashMatrix(t *testing.T) {
 	// or with its pods and claims.
 	defer func() {
 		lab.Faults.setHook(nil)
-		lab.Bridge.setOnLaunch(nil)
+		lab.Bridge.SetOnLaunch(nil)
 		if t.Failed() {
 			ensureController(t)
 			cleanUp(t, app, burst)
@@ -318,8 +318,8 @@ func crashMatrix(t *testing.T) {
 		{"launch: inside CreateFleet (answer lost)", func() <-chan time.Time {
 			killed := make(chan time.Time, 1)
 			var once sync.Once
-			lab.Bridge.setOnLaunch(func(fakeaws.Instance) {
-				once.Do(func() { lab.controller.kill(); killed <- time.Now() })
+			lab.Bridge.SetOnLaunch(func(fakeaws.Instance) {
+				once.Do(func() { lab.controller.Kill(); killed <- time.Now() })
 			})
 			return killed
 		}, 8},
@@ -330,7 +330,7 @@ func crashMatrix(t *testing.T) {
 		killed := l.arm()
 		resize(t, app, l.target)
 		at := awaitKill(t, killed, l.name)
-		lab.Bridge.setOnLaunch(nil)
+		lab.Bridge.SetOnLaunch(nil)
 		settle(t, spotPool, map[string]int{app: l.target})
 		row(l.name, since, at, 1, "")
 	}
@@ -362,7 +362,7 @@ func crashMatrix(t *testing.T) {
 			if on >= 0 && on == npods {
 				return fmt.Errorf("all %d pods still on %s", on, victim.Status.NodeName)
 			}
-			lab.controller.kill()
+			lab.controller.Kill()
 			at = time.Now()
 			return nil
 		})
@@ -404,7 +404,7 @@ func crashMatrix(t *testing.T) {
 		resize(t, burst, min(300, 40+20*i))
 		time.Sleep(500*time.Millisecond + time.Duration(rng.Int63n(int64(2500*time.Millisecond))))
 		running, _, _ := podsOf(t, burst)
-		lab.controller.kill()
+		lab.controller.Kill()
 		kills = append(kills, time.Now())
 		progress = append(progress, fmt.Sprintf("%d", running))
 		if err := lab.startController(); err != nil {

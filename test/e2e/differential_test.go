@@ -186,7 +186,7 @@ func runDifferentialInLab(t *testing.T, sc *scenario.Scenario) diffRun {
 	}
 	run.Claims = len(seen)
 	if run.AllRunning == 0 || run.BackToBase == 0 {
-		t.Fatalf("the lab did not finish the scenario in time: %s\ncontroller log tail:\n%s", run, lab.controller.tail(30))
+		t.Fatalf("the lab did not finish the scenario in time: %s\ncontroller log tail:\n%s", run, lab.controller.Tail(30))
 	}
 	return run
 }

@@ -1,10 +1,12 @@
-// Package e2e is the controller lab: a real control plane (kube-apiserver,
-// etcd, kube-scheduler and kube-controller-manager from test/testenv), the
-// simulated AWS (pkg/fakeaws) served on loopback, KWOK playing the kubelet of
-// every node, a small bridge that registers a Node when a simulated instance
-// boots (as kubelet registration would: providerID, the labels and taints of
-// its user data, capacity from its instance type) and removes it when the
-// instance terminates, and the real cmd/controller binary as a process.
+// Package e2e is the controller lab: the test bed of pkg/labkit — a real
+// control plane (kube-apiserver, etcd, kube-scheduler and
+// kube-controller-manager from test/testenv), the simulated AWS
+// (pkg/fakeaws) served on loopback and enforcing examples/terraform's
+// policy, KWOK playing the kubelet of every node, the bridge that registers
+// a Node when a simulated instance boots and removes it when the instance
+// terminates, and the real cmd/controller binary as a process with the
+// chart's command line and RBAC — plus this package's request log and AWS
+// fault injector.
 //
 // The scenarios run in order against one lab (TestLab): a 1,000-pod
 // scale-up and scale-down, NodePool limits, spot capacity errors, a crash

@@ -16,22 +16,15 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	"github.com/nodesmith/nodesmith/pkg/labkit"
 )
 
 // waitFor polls cond every 250 ms until it returns nil, failing the test
 // with cond's last error and the controller's log tail after timeout.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s after %s: %v\ncontroller log tail:\n%s", what, timeout, err, lab.controller.tail(30))
-		}
-		time.Sleep(250 * time.Millisecond)
+	if err := labkit.Poll(timeout, 250*time.Millisecond, cond); err != nil {
+		t.Fatalf("%s after %s: %v\ncontroller log tail:\n%s", what, timeout, err, lab.controller.Tail(30))
 	}
 }
 
@@ -42,23 +35,11 @@ func ctx() context.Context { return context.Background() }
 // podsOf counts the Deployment's pods by phase.
 func podsOf(t testing.TB, app string) (running, pending, total int) {
 	t.Helper()
-	var pods corev1.PodList
-	if err := kube().List(ctx(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": app}); err != nil {
+	c, err := labkit.CountPods(ctx(), kube(), ns, map[string]string{"app": app})
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range pods.Items {
-		if !p.DeletionTimestamp.IsZero() {
-			continue
-		}
-		total++
-		switch p.Status.Phase {
-		case corev1.PodRunning:
-			running++
-		case corev1.PodPending:
-			pending++
-		}
-	}
-	return running, pending, total
+	return c.Running, c.Pending, c.Total
 }
 
 func claimsOf(t testing.TB, pool string) []nsv1.NodeClaim {
@@ -95,11 +76,11 @@ func scale(t *testing.T, name string, replicas int32) {
 
 func allRunning(t testing.TB, app string, want int) func() error {
 	return func() error {
-		running, pending, total := podsOf(t, app)
-		if running != want || total != want {
-			return fmt.Errorf("%d of %d pods running (%d pending, want %d)", running, total, pending, want)
+		c, err := labkit.CountPods(ctx(), kube(), ns, map[string]string{"app": app})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
+		return c.AllRunning(want)
 	}
 }
 
@@ -118,7 +99,7 @@ func drained(t testing.TB, pools ...string) func() error {
 		if err := kube().List(ctx(), &nodes); err != nil {
 			return err
 		}
-		if n := len(nodes.Items) - len(systemNodes); n > 0 {
+		if n := len(nodes.Items) - len(labkit.SystemNodes); n > 0 {
 			return fmt.Errorf("%d nodes besides the system nodes still registered", n)
 		}
 		return nil

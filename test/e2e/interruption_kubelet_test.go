@@ -25,7 +25,7 @@ import (
 )
 
 // workerFinalizer keeps KWOK's pod-delete stage off a pod (see
-// testdata/kwok-stages.yaml): the lab's process kubelet removes it when the
+// pkg/labkit/kwok-stages.yaml): the lab's process kubelet removes it when the
 // pod's process has exited, as a kubelet reports a pod gone only then.
 const workerFinalizer = "nodesmith.sh/lab-process-kubelet"
 

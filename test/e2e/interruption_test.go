@@ -152,7 +152,7 @@ func restartController(t *testing.T, extra ...string) string {
 	t.Helper()
 	noRefusals(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	lab.controller.stop()
+	lab.controller.Stop()
 	flags := append([]string{"--interruption-queue=" + labInterruptionQueue, "--metrics-bind-address=" + addr}, extra...)
 	if err := lab.startController(flags...); err != nil {
 		t.Fatal(err)
@@ -173,13 +173,13 @@ func restartController(t *testing.T, extra ...string) string {
 // noRefusals fails t, at its end, for every request the Terraform policy
 // or the chart's RBAC refused the controller during the step.
 func noRefusals(t *testing.T) {
-	denied := lab.Perms.count()
-	logs := len(lab.controllerLogs())
+	denied := lab.Perms.Count()
+	logs := len(lab.ControllerLogs())
 	t.Cleanup(func() {
-		for _, d := range lab.Perms.deniedSince(denied) {
+		for _, d := range lab.Perms.DeniedSince(denied) {
 			t.Errorf("the Terraform policy refused %s on %s", d.Action, d.Resource)
 		}
-		for _, log := range lab.controllerLogs()[logs:] {
+		for _, log := range lab.ControllerLogs()[logs:] {
 			for _, f := range forbidden(log) {
 				t.Errorf("the chart's RBAC refused %s", f)
 			}
@@ -189,7 +189,7 @@ func noRefusals(t *testing.T) {
 
 // restoreController puts the lab's controller back to its own flags.
 func restoreController(t *testing.T) {
-	lab.controller.stop()
+	lab.controller.Stop()
 	if err := lab.startController(); err != nil {
 		t.Fatal(err)
 	}

@@ -56,14 +56,14 @@ func TestLab(t *testing.T) {
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
-			t.Logf("controller log tail:\n%s", lab.controller.tail(40))
+			t.Logf("controller log tail:\n%s", lab.controller.Tail(40))
 		}
 	}
 	t.Logf("controller peak RSS (VmHWM, all processes): %.0f MiB", lab.PeakRSSMiB())
 	if dir := os.Getenv("NODESMITH_LAB_LOGS"); dir != "" {
 		// Keep the controller's and the control plane's logs for reading
 		// after the lab is gone.
-		if b, err := os.ReadFile(lab.controller.log); err == nil {
+		if b, err := os.ReadFile(lab.controller.LogPath); err == nil {
 			_ = os.WriteFile(filepath.Join(dir, "controller.log"), b, 0o644)
 		}
 		logs, _ := filepath.Glob(filepath.Join(lab.Env.Dir, "*.log"))
@@ -105,7 +105,7 @@ func scaleUp1000(t *testing.T) {
 	stopProfile()
 	track.done()
 	t.Logf("CPU by process from the Deployment's creation to all Running:\n%s", cpuTable(cpuBefore, cpuAfter, runtime.NumCPU()))
-	t.Logf("phases of the 1,000-pod scale-up:\n%s", track.table(lab.controller.log, start))
+	t.Logf("phases of the 1,000-pod scale-up:\n%s", track.table(lab.controller.LogPath, start))
 	if allPending.IsZero() {
 		allPending = start // the first poll already saw pods being placed
 	}
@@ -304,15 +304,15 @@ func spotICE(t *testing.T) {
 func crashMidLaunch(t *testing.T) {
 	var once sync.Once
 	crashed := make(chan fakeaws.Instance, 1)
-	lab.Bridge.setOnLaunch(func(in fakeaws.Instance) {
+	lab.Bridge.SetOnLaunch(func(in fakeaws.Instance) {
 		// Inside the simulated CreateFleet call, before its response is
 		// written: the controller never learns the instance id.
 		once.Do(func() {
-			lab.controller.kill()
+			lab.controller.Kill()
 			crashed <- in
 		})
 	})
-	defer lab.Bridge.setOnLaunch(nil)
+	defer lab.Bridge.SetOnLaunch(nil)
 	if err := kube().Create(ctx(), deployment("crash", "spot", 4, "1", "512Mi")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,12 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
-	"github.com/nodesmith/nodesmith/pkg/catalog"
-	"github.com/nodesmith/nodesmith/test/testenv"
+	"github.com/nodesmith/nodesmith/pkg/labkit"
 )
 
 const (
@@ -43,41 +38,9 @@ const (
 // example's 1000Gi it could not place them all. Limits are tested on their
 // own (limitsHold).
 func applyFleet(ctx context.Context, kube client.Client) error {
-	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", "spot-fleet.yaml"))
+	class, pool, err := labkit.ExampleFleet(labCluster)
 	if err != nil {
 		return err
-	}
-	var class *awsv1.EC2NodeClass
-	var pool *nsv1.NodePool
-	for _, doc := range bytes.Split(raw, []byte("\n---")) {
-		switch {
-		case bytes.Contains(doc, []byte("\nkind: NodePool")):
-			pool = &nsv1.NodePool{}
-			if err := yaml.UnmarshalStrict(doc, pool); err != nil {
-				return fmt.Errorf("reading the example NodePool: %w", err)
-			}
-		case bytes.Contains(doc, []byte("\nkind: EC2NodeClass")):
-			class = &awsv1.EC2NodeClass{}
-			if err := yaml.UnmarshalStrict(doc, class); err != nil {
-				return fmt.Errorf("reading the example EC2NodeClass: %w", err)
-			}
-		}
-	}
-	if class == nil || pool == nil {
-		return fmt.Errorf("examples/spot-fleet.yaml lacks the EC2NodeClass or the NodePool")
-	}
-	retag := func(m map[string]string) {
-		for k := range m {
-			if k == awsv1.TagDiscovery {
-				m[k] = labCluster
-			}
-		}
-	}
-	for i := range class.Spec.SubnetSelectorTerms {
-		retag(class.Spec.SubnetSelectorTerms[i].Tags)
-	}
-	for i := range class.Spec.SecurityGroupSelectorTerms {
-		retag(class.Spec.SecurityGroupSelectorTerms[i].Tags)
 	}
 	labTuning(pool)
 
@@ -138,35 +101,4 @@ func isFamily(instanceType string, families ...string) bool {
 		}
 	}
 	return false
-}
-
-// systemNodes are the lab's nodes that are not Nodesmith's: like the
-// managed node group of a real EKS cluster that runs the system pods and
-// the controller, tainted so workloads stay off them. Their presence
-// matters to kube-scheduler: with no node at all it fails pods with an
-// error and backs off for up to 10 s, which no real cluster sees.
-var systemNodes = []struct{ name, zone string }{{"system-a", labRegion + "a"}, {"system-b", labRegion + "b"}}
-
-// systemTaint keeps workloads off the system nodes.
-var systemTaint = corev1.Taint{Key: "CriticalAddonsOnly", Value: "true", Effect: corev1.TaintEffectNoSchedule}
-
-func addSystemNodes(ctx context.Context, kube client.Client, cat *catalog.Catalog) error {
-	it, ok := cat.Get("m6i.large")
-	if !ok {
-		return fmt.Errorf("m6i.large is not in the catalog")
-	}
-	for _, sn := range systemNodes {
-		labels := it.LabelsFor(catalog.Offering{Zone: sn.zone, CapacityType: nsv1.CapacityTypeOnDemand})
-		labels[corev1.LabelHostname] = sn.name
-		labels["node-role"] = "system"
-		n := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: sn.name, Labels: labels, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
-			Spec:       corev1.NodeSpec{Taints: []corev1.Taint{systemTaint}},
-			Status:     corev1.NodeStatus{Capacity: it.Capacity.DeepCopy(), Allocatable: it.Allocatable()},
-		}
-		if err := kube.Create(ctx, n); err != nil {
-			return fmt.Errorf("creating system node %s: %w", sn.name, err)
-		}
-	}
-	return nil
 }

@@ -19,12 +19,12 @@ import (
 // every 30 s, so the step waits for one refresh after the fleet settled.
 func planMatchesCostMetrics(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	lab.controller.stop()
+	lab.controller.Stop()
 	if err := lab.startController("--metrics-bind-address=" + addr); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		lab.controller.stop()
+		lab.controller.Stop()
 		if err := lab.startController(); err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/labkit"
 )
 
 const scalePool = "scale"
@@ -54,11 +55,11 @@ func scale500Nodes(t testing.TB) {
 			t.Error(err)
 		}
 	}()
-	lab.controller.stop()
+	lab.controller.Stop()
 	if err := lab.startController(); err != nil {
 		t.Fatal(err)
 	}
-	pid := lab.controller.cmd.Process.Pid
+	pid := lab.controller.Pid()
 	start := time.Now()
 	if err := c.Create(ctx(), deployment("big", scalePool, 5000, "750m", "128Mi")); err != nil {
 		t.Fatal(err)
@@ -66,7 +67,7 @@ func scale500Nodes(t testing.TB) {
 	waitFor(t, 10*time.Minute, "5,000 pods running", allRunning(t, "big", 5000))
 	up := time.Since(start)
 	claims := claimsOf(t, scalePool)
-	hwm := float64(vmHWM(pid)) / 1024
+	hwm := float64(labkit.ProcStatusKB(pid, "VmHWM")) / 1024
 	t.Logf("5,000 pods (750m) Running on %d nodes %s after the Deployment; controller peak RSS %.0f MiB", len(claims), up.Round(100*time.Millisecond), hwm)
 	if b, ok := t.(*testing.B); ok {
 		b.ReportMetric(hwm, "peak-RSS-MiB")

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nodesmith/nodesmith/pkg/labkit"
 )
 
 // supervisor keeps the lab's controller running as a Deployment's
@@ -31,7 +33,7 @@ type controllerExit struct {
 // lab's flags plus flags under a supervisor.
 func superviseController(t *testing.T, flags ...string) *supervisor {
 	t.Helper()
-	lab.controller.stop()
+	lab.controller.Stop()
 	if err := lab.startController(flags...); err != nil {
 		t.Fatal(err)
 	}
@@ -40,19 +42,16 @@ func superviseController(t *testing.T, flags ...string) *supervisor {
 	return s
 }
 
-func (s *supervisor) run(p *controllerProc) {
+func (s *supervisor) run(p *labkit.Controller) {
 	defer close(s.done)
 	backoff := time.Second
 	for {
 		select {
 		case <-s.stopc:
 			return
-		case <-p.done:
+		case <-p.Done():
 		}
-		e := controllerExit{at: time.Now(), logTail: p.tail(15)}
-		if p.cmd.ProcessState != nil {
-			e.err = p.cmd.ProcessState.String()
-		}
+		e := controllerExit{at: time.Now(), logTail: p.Tail(15), err: p.Exit()}
 		s.mu.Lock()
 		s.exits = append(s.exits, e)
 		s.mu.Unlock()
@@ -64,7 +63,7 @@ func (s *supervisor) run(p *controllerProc) {
 		if backoff *= 2; backoff > 10*time.Second {
 			backoff = 10 * time.Second
 		}
-		np, err := lab.spawnController(s.flags...)
+		np, err := lab.SpawnController(s.flags...)
 		if err != nil {
 			// Nothing to supervise; the step's waits fail with the log.
 			return
@@ -86,7 +85,7 @@ func (s *supervisor) restarts() []controllerExit {
 func (s *supervisor) stop(t *testing.T) {
 	close(s.stopc)
 	<-s.done
-	lab.controller.stop()
+	lab.controller.Stop()
 	if err := lab.startController(); err != nil {
 		t.Error(err)
 	}

@@ -1,10 +1,11 @@
 // Package perf runs Karpenter's performance suite (kubernetes-sigs/karpenter,
 // test/suites/performance: the same pod counts, resource shapes and
-// placement constraints) against Nodesmith's controller binary in a lab
-// like test/e2e's: a real kube-apiserver, etcd, kube-scheduler and
-// kube-controller-manager (test/testenv), KWOK playing every node's
-// kubelet, the simulated AWS (pkg/fakeaws) on loopback, and a bridge that
-// registers a Node when a simulated instance is running.
+// placement constraints) against Nodesmith's controller binary in the lab
+// test/e2e uses too (pkg/labkit): a real kube-apiserver, etcd,
+// kube-scheduler and kube-controller-manager (test/testenv), KWOK playing
+// every node's kubelet, the simulated AWS (pkg/fakeaws) on loopback without
+// IAM enforcement, and the bridge that registers a Node when a simulated
+// instance is running.
 //
 // Each scenario reports its time to done (every pod Running; for a
 // disruption scenario, the disruption finished), the controller's P95 and

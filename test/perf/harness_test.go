@@ -26,6 +26,7 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/labkit"
 )
 
 const (
@@ -136,7 +137,7 @@ func record(r result) {
 // runScenario runs sc once against the lab and fails t when one of
 // Karpenter's limits for it is broken.
 func runScenario(t *testing.T, sc scenario, run int) result {
-	c := lab.env.Client
+	c := lab.Env.Client
 	ctx := context.Background()
 	r := result{sc: sc, run: run}
 	pool := perfPool()
@@ -357,11 +358,11 @@ func (w workload) deployment() *appsv1.Deployment {
 func scale(t *testing.T, name string, replicas int32) {
 	t.Helper()
 	d := &appsv1.Deployment{}
-	if err := lab.env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, d); err != nil {
+	if err := lab.Env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, d); err != nil {
 		t.Fatal(err)
 	}
 	d.Spec.Replicas = &replicas
-	if err := lab.env.Client.Update(context.Background(), d); err != nil {
+	if err := lab.Env.Client.Update(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -370,16 +371,14 @@ func scale(t *testing.T, name string, replicas int32) {
 // last error and the controller's log tail after timeout.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
+	if err := labkit.Poll(timeout, time.Second, cond); err != nil {
+		var tail string
+		if lab.controller == nil {
+			tail = "(no controller running)"
+		} else {
+			tail = lab.controller.Tail(20)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not done after %s: %v\ncontroller log tail:\n%s", what, timeout, err, lab.controller.tail(20))
-		}
-		time.Sleep(time.Second)
+		t.Fatalf("%s: not done after %s: %v\ncontroller log tail:\n%s", what, timeout, err, tail)
 	}
 }
 
@@ -422,7 +421,7 @@ func waitSettled(t *testing.T, sc scenario, begin time.Time, cond func() error) 
 func listPods(t *testing.T) []corev1.Pod {
 	t.Helper()
 	var pods corev1.PodList
-	if err := lab.env.Client.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+	if err := lab.Env.Client.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	return pods.Items
@@ -431,33 +430,17 @@ func listPods(t *testing.T) []corev1.Pod {
 // podsRunning is nil when exactly want pods (not being deleted) exist in
 // the namespace and all of them are Running.
 func podsRunning(want int32) error {
-	var pods corev1.PodList
-	if err := lab.env.Client.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+	c, err := labkit.CountPods(context.Background(), lab.Env.Client, ns, nil)
+	if err != nil {
 		return err
 	}
-	var running, pending, total int32
-	for _, p := range pods.Items {
-		if !p.DeletionTimestamp.IsZero() {
-			continue
-		}
-		total++
-		switch p.Status.Phase {
-		case corev1.PodRunning:
-			running++
-		case corev1.PodPending:
-			pending++
-		}
-	}
-	if running != want || total != want {
-		return fmt.Errorf("%d of %d pods running (%d pending), want %d", running, total, pending, want)
-	}
-	return nil
+	return c.AllRunning(int(want))
 }
 
 func claims(t *testing.T) []nsv1.NodeClaim {
 	t.Helper()
 	var list nsv1.NodeClaimList
-	if err := lab.env.Client.List(context.Background(), &list, client.MatchingLabels{nsv1.LabelNodePool: poolName}); err != nil {
+	if err := lab.Env.Client.List(context.Background(), &list, client.MatchingLabels{nsv1.LabelNodePool: poolName}); err != nil {
 		t.Fatal(err)
 	}
 	return list.Items
@@ -466,7 +449,7 @@ func claims(t *testing.T) []nsv1.NodeClaim {
 func poolNodes(t *testing.T) []corev1.Node {
 	t.Helper()
 	var list corev1.NodeList
-	if err := lab.env.Client.List(context.Background(), &list, client.MatchingLabels{fleetLabel: poolName}); err != nil {
+	if err := lab.Env.Client.List(context.Background(), &list, client.MatchingLabels{fleetLabel: poolName}); err != nil {
 		t.Fatal(err)
 	}
 	return list.Items
@@ -502,7 +485,7 @@ func utilisation(t *testing.T) (cpu, mem float64) {
 // cleanup removes a scenario's workloads, nodes and NodePool, so the next
 // one starts from an empty pool.
 func cleanup(t *testing.T) {
-	c := lab.env.Client
+	c := lab.Env.Client
 	ctx := context.Background()
 	if err := c.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace(ns), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		t.Errorf("deleting the deployments: %v", err)
@@ -569,10 +552,10 @@ func startMonitor(p *controllerProc) *monitor {
 			select {
 			case <-m.quit:
 				return
-			case <-p.done:
+			case <-p.Done():
 				return
 			case <-tick.C:
-				kb := statusKB(p.pid(), "VmRSS")
+				kb := labkit.ProcStatusKB(p.Pid(), "VmRSS")
 				heap := heapInuse(p.metrics)
 				m.mu.Lock()
 				if m.on && kb > 0 {
@@ -592,7 +575,7 @@ func startMonitor(p *controllerProc) *monitor {
 func (m *monitor) begin() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.on, m.t0, m.cpu0 = true, time.Now(), procCPU(m.p.pid())
+	m.on, m.t0, m.cpu0 = true, time.Now(), procCPU(m.p.Pid())
 }
 
 // usage is the controller's figures over a window: P95 of its Go heap in
@@ -618,8 +601,8 @@ func (m *monitor) snapshot() usage {
 	return usage{
 		heapP95: p95(m.heap),
 		rssP95:  p95(m.samples),
-		rssPeak: float64(statusKB(m.p.pid(), "VmHWM")) * 1024 / 1e6,
-		cores:   (procCPU(m.p.pid()) - m.cpu0).Seconds() / time.Since(m.t0).Seconds(),
+		rssPeak: float64(labkit.ProcStatusKB(m.p.Pid(), "VmHWM")) * 1024 / 1e6,
+		cores:   (procCPU(m.p.Pid()) - m.cpu0).Seconds() / time.Since(m.t0).Seconds(),
 	}
 }
 
@@ -658,25 +641,6 @@ func heapInuse(url string) float64 {
 func (m *monitor) stop() {
 	close(m.quit)
 	m.wg.Wait()
-}
-
-var statusRE = map[string]*regexp.Regexp{
-	"VmRSS": regexp.MustCompile(`VmRSS:\s+(\d+) kB`),
-	"VmHWM": regexp.MustCompile(`VmHWM:\s+(\d+) kB`),
-}
-
-// statusKB reads a kB field of /proc/<pid>/status.
-func statusKB(pid int, field string) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	mm := statusRE[field].FindSubmatch(b)
-	if mm == nil {
-		return 0
-	}
-	n, _ := strconv.ParseInt(string(mm[1]), 10, 64)
-	return n
 }
 
 // procCPU is a process's user + system CPU time from /proc/<pid>/stat

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // Versions of the binaries tools/build.sh builds; they name the cache folders.
@@ -13,6 +14,7 @@ const (
 	K8sVersion  = "v1.37.2"
 	EtcdVersion = "v3.7.0"
 	HelmVersion = "v3.22.0"
+	KwokVersion = "v0.8.0"
 )
 
 // CacheDir is where tools/build.sh keeps its binaries:
@@ -66,11 +68,52 @@ func HelmPath() (string, error) {
 	return path, nil
 }
 
+// KwokPath is the kwok binary: NODESMITH_KWOK when set, else the one
+// `tools/build.sh kwok` builds.
+func KwokPath() (string, error) {
+	path := os.Getenv("NODESMITH_KWOK")
+	if path == "" {
+		cache, err := CacheDir()
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(cache, "kwok-"+KwokVersion, "kwok")
+	}
+	if err := executable(path); err != nil {
+		return "", fmt.Errorf("kwok not found at %s (run make tools, or tools/build.sh kwok): %w", path, err)
+	}
+	return path, nil
+}
+
+// module is go.mod's first line in a Nodesmith checkout.
+const module = "module github.com/nodesmith/nodesmith"
+
 // RepoRoot is the root of the Nodesmith checkout, found from this file's
-// location so tests work from any package directory.
+// location so tests work from any package directory. A binary built with
+// -trimpath has no such location; it then looks up from the working
+// directory for the checkout's go.mod (`nodesmith lab` run from a clone).
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	if isCheckout(root) {
+		return root
+	}
+	if dir, err := os.Getwd(); err == nil {
+		for ; ; dir = filepath.Dir(dir) {
+			if isCheckout(dir) {
+				return dir
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	return root
+}
+
+func isCheckout(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	return err == nil && strings.HasPrefix(string(b), module+"\n")
 }
 
 // CRDDir holds the generated CRDs (make generate writes them).

@@ -97,3 +97,33 @@ func TestRepoRootHoldsTheCRDs(t *testing.T) {
 		t.Errorf("%s holds %d files, want the 3 CRDs", CRDDir(), len(entries))
 	}
 }
+
+func TestKwokPath(t *testing.T) {
+	cache := t.TempDir()
+	bin := filepath.Join(cache, "kwok-v0.8.0", "kwok")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("NODESMITH_KWOK", "")
+	t.Setenv("NODESMITH_CACHE", cache)
+	if got, err := KwokPath(); err != nil || got != bin {
+		t.Fatalf("KwokPath() = %q, %v; want %q", got, err, bin)
+	}
+	t.Setenv("NODESMITH_CACHE", t.TempDir())
+	if _, err := KwokPath(); err == nil || !strings.Contains(err.Error(), "(run make tools, or tools/build.sh kwok)") {
+		t.Fatalf("KwokPath() with nothing built: %v; want the fix named", err)
+	}
+}
+
+func TestRepoRootFromWorkingDirectory(t *testing.T) {
+	root := RepoRoot()
+	if !isCheckout(root) {
+		t.Fatalf("RepoRoot() = %s, not a Nodesmith checkout", root)
+	}
+	if isCheckout(t.TempDir()) {
+		t.Fatal("an empty folder counts as a checkout")
+	}
+}

@@ -1,4 +1,4 @@
-package e2e
+package labkit
 
 import (
 	"context"
@@ -19,14 +19,20 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/simulator"
 )
 
-// bridge does what kubelet registration and the cloud's node lifecycle
+// KwokAnnotation marks the Nodes KWOK plays the kubelet of (value "fake").
+const KwokAnnotation = "kwok.x-k8s.io/node"
+
+// Bridge does what kubelet registration and the cloud's node lifecycle
 // controller do on a real cluster: when a simulated instance is running it
-// creates the instance's Node (providerID, the labels and taints of its user
-// data, capacity and allocatable from its instance type, the KWOK
-// annotation), and when the instance is terminated it deletes the Node.
-type bridge struct {
+// creates the instance's Node (simulator.NodeFor: providerID, the labels
+// and taints of its user data, capacity and allocatable from its instance
+// type — the Node the simulator registers — plus the KWOK annotation), and
+// when the instance is terminated it deletes the Node.
+type Bridge struct {
 	kube    client.Client
 	catalog *catalog.Catalog
+	region  string
+	logf    func(format string, args ...any)
 	work    chan fakeaws.Event
 
 	mu sync.Mutex
@@ -35,22 +41,28 @@ type bridge struct {
 	onLaunch func(fakeaws.Instance)
 }
 
-func newBridge(ctx context.Context, kube client.Client, cat *catalog.Catalog) *bridge {
-	b := &bridge{kube: kube, catalog: cat, work: make(chan fakeaws.Event, 10000)}
+// NewBridge starts the bridge's workers; subscribe Observe to the world.
+func NewBridge(ctx context.Context, kube client.Client, cat *catalog.Catalog, region string, logf func(string, ...any)) *Bridge {
+	if logf == nil {
+		logf = log.Printf
+	}
+	b := &Bridge{kube: kube, catalog: cat, region: region, logf: logf, work: make(chan fakeaws.Event, 20000)}
 	for range 8 {
 		go b.run(ctx)
 	}
 	return b
 }
 
-func (b *bridge) setOnLaunch(fn func(fakeaws.Instance)) {
+// SetOnLaunch runs fn inside every CreateFleet that launches an instance
+// (nil: nothing), so a test can act at that precise point.
+func (b *Bridge) SetOnLaunch(fn func(fakeaws.Instance)) {
 	b.mu.Lock()
 	b.onLaunch = fn
 	b.mu.Unlock()
 }
 
-// observe is the World subscriber; it must not block the world.
-func (b *bridge) observe(e fakeaws.Event) {
+// Observe is the World subscriber; it must not block the world.
+func (b *Bridge) Observe(e fakeaws.Event) {
 	if e.Kind == fakeaws.EventLaunched {
 		b.mu.Lock()
 		fn := b.onLaunch
@@ -64,7 +76,7 @@ func (b *bridge) observe(e fakeaws.Event) {
 	}
 }
 
-func (b *bridge) run(ctx context.Context) {
+func (b *Bridge) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -75,27 +87,27 @@ func (b *bridge) run(ctx context.Context) {
 				err = b.register(ctx, e.Instance)
 			} else {
 				err = retryUnreachable(ctx, func() error {
-					return client.IgnoreNotFound(b.kube.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName(e.Instance)}}))
+					return client.IgnoreNotFound(b.kube.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: NodeName(e.Instance)}}))
 				})
 			}
 			if err != nil && ctx.Err() == nil {
-				log.Printf("bridge: %s %s: %v", e.Kind, e.Instance.ID, err)
+				b.logf("bridge: %s %s: %v", e.Kind, e.Instance.ID, err)
 			}
 		}
 	}
 }
 
-func nodeName(in fakeaws.Instance) string { return strings.ToLower(in.ID) }
+// NodeName is the Node an instance registers as.
+func NodeName(in fakeaws.Instance) string { return strings.ToLower(in.ID) }
 
-func (b *bridge) register(ctx context.Context, in fakeaws.Instance) error {
-	// The simulator registers the same Node for the same instance.
-	node, err := simulator.NodeFor(in, b.catalog, labRegion)
+func (b *Bridge) register(ctx context.Context, in fakeaws.Instance) error {
+	node, err := simulator.NodeFor(in, b.catalog, b.region)
 	if err != nil {
 		return err
 	}
 	// KWOK plays this node's kubelet: it takes over the status (Ready,
 	// heartbeats) as soon as the Node exists.
-	node.Annotations = map[string]string{"kwok.x-k8s.io/node": "fake"}
+	node.Annotations = map[string]string{KwokAnnotation: "fake"}
 	for attempt := 0; ; attempt++ {
 		err = retryUnreachable(ctx, func() error { return b.kube.Create(ctx, node) })
 		if err == nil || attempt == 5 {
@@ -111,8 +123,8 @@ func (b *bridge) register(ctx context.Context, in fakeaws.Instance) error {
 
 // retryUnreachable calls fn again, with a back-off from 100 ms doubling to
 // 7 s (a kubelet's node-registration back-off), for as long as the API
-// server cannot be reached (the lab restarts it in step 7d) and for at
-// most five minutes; any other answer is fn's.
+// server cannot be reached (a lab may restart it) and for at most five
+// minutes; any other answer is fn's.
 func retryUnreachable(ctx context.Context, fn func() error) error {
 	backoff, deadline := 100*time.Millisecond, time.Now().Add(5*time.Minute)
 	for {
