@@ -95,8 +95,9 @@ type RequestVerdict struct {
 	// Failed is the Failed condition when the request failed (final), nil
 	// otherwise.
 	Failed *metav1.Condition
-	// Plan is an atomic request's plan: room on existing nodes for some
-	// pods, new claims for the rest; nil when it failed.
+	// Plan is where the pods go: for check-capacity the nodes they fit on
+	// (nominations only), for an atomic request room on existing nodes for
+	// some and new claims for the rest; nil when the request failed.
 	Plan *scheduling.Plan
 }
 
@@ -112,7 +113,8 @@ func TemplateMissing(problem string) RequestVerdict { return failed(ReasonTempla
 // CheckCapacity is check-capacity's answer: do all the pods fit on the
 // room there is now, the ready nodes (nodes marked for deletion and
 // claims still in flight are not room yet), with the pods already there
-// or nominated there. Nothing is launched, so the pools are not asked.
+// or nominated there. Nothing is launched, so the pools are not asked;
+// the verdict's plan says which nodes the pods fit on (to book them).
 func CheckCapacity(in scheduling.Input, pods []*corev1.Pod) (RequestVerdict, error) {
 	now := in
 	now.Pods, now.NodePools = pods, nil
@@ -129,7 +131,7 @@ func CheckCapacity(in scheduling.Input, pods []*corev1.Pod) (RequestVerdict, err
 	if len(plan.Unschedulable) > 0 {
 		return failed(ReasonNotFit, unplaced(plan, len(pods), "fit on the nodes there are now")), nil
 	}
-	return RequestVerdict{Provisioned: lifecycle.Condition(prv1.ConditionProvisioned, true, "",
+	return RequestVerdict{Plan: plan, Provisioned: lifecycle.Condition(prv1.ConditionProvisioned, true, "",
 		fmt.Sprintf("all %d pods fit on the nodes there are now", len(pods)))}, nil
 }
 

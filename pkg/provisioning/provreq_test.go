@@ -132,8 +132,11 @@ func TestCheckCapacity(t *testing.T) {
 			if v.Failed != nil && (v.Failed.Reason != ReasonNotFit || v.Failed.Status != metav1.ConditionTrue) {
 				t.Errorf("failed %+v, want True %s", v.Failed, ReasonNotFit)
 			}
-			if v.Plan != nil {
+			if v.Plan != nil && len(v.Plan.NewClaims) > 0 {
 				t.Error("check-capacity planned a launch")
+			}
+			if (v.Plan != nil) == tt.wantFailed {
+				t.Errorf("plan %v, want one (the nodes to book) only when the pods fit", v.Plan)
 			}
 		})
 	}
