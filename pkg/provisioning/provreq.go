@@ -195,6 +195,24 @@ func AtomicLaunch(claims []ClaimLaunch) RequestVerdict {
 		fmt.Sprintf("all %d nodeclaims launched; booked for the request's pods for %s", len(claims), BookingWindow))}
 }
 
+// Consumed reports whether a request's pods have all been bound: pods
+// are the namespace's pods naming the request in
+// prv1.AnnotationConsumeRequest, total the pods it asked for. From then
+// on its room is theirs and needs no booking.
+func Consumed(pr *prv1.ProvisioningRequest, pods []*corev1.Pod) bool {
+	total := int32(0)
+	for _, set := range pr.Spec.PodSets {
+		total += set.Count
+	}
+	bound := int32(0)
+	for _, p := range pods {
+		if p.Annotations[prv1.AnnotationConsumeRequest] == pr.Name && p.Namespace == pr.Namespace && p.Spec.NodeName != "" {
+			bound++
+		}
+	}
+	return bound >= total
+}
+
 // BookingExpired reports whether a request Provisioned at since has had
 // its room kept for the booking window.
 func BookingExpired(since, now time.Time) bool { return !now.Before(since.Add(BookingWindow)) }

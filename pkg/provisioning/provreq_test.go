@@ -238,3 +238,30 @@ func TestBookingExpired(t *testing.T) {
 		t.Error("booking window: expired exactly at since+window, not a nanosecond before")
 	}
 }
+
+func TestConsumed(t *testing.T) {
+	pr := request(prv1.ClassAtomicScaleUp, set("t", 2), set("u", 1))
+	pod := func(name, ns, consumes, node string) *corev1.Pod {
+		p := boundPod(name, node)
+		p.Namespace = ns
+		p.Annotations = map[string]string{prv1.AnnotationConsumeRequest: consumes}
+		return p
+	}
+	tests := []struct {
+		name string
+		pods []*corev1.Pod
+		want bool
+	}{
+		{name: "all three bound", pods: []*corev1.Pod{pod("a", "ns", "gang", "n1"), pod("b", "ns", "gang", "n1"), pod("c", "ns", "gang", "n2")}, want: true},
+		{name: "one still pending", pods: []*corev1.Pod{pod("a", "ns", "gang", "n1"), pod("b", "ns", "gang", "n1"), pod("c", "ns", "gang", "")}},
+		{name: "another request's pods do not count", pods: []*corev1.Pod{pod("a", "ns", "gang", "n1"), pod("b", "ns", "gang", "n1"), pod("c", "ns", "other", "n2")}},
+		{name: "another namespace's pods do not count", pods: []*corev1.Pod{pod("a", "ns", "gang", "n1"), pod("b", "ns", "gang", "n1"), pod("c", "elsewhere", "gang", "n2")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Consumed(pr, tt.pods); got != tt.want {
+				t.Errorf("Consumed = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

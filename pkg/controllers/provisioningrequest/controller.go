@@ -256,9 +256,14 @@ func detail(pr *prv1.ProvisioningRequest, key string) []string {
 	return strings.Split(d, ",")
 }
 
+// DetailConsumed is the status detail saying every pod of the request has
+// been bound ("true"): the booking was released early.
+const DetailConsumed = "nodesmith.sh/consumed"
+
 // booked keeps a Provisioned request's nodes booked until the window runs
-// out, then sets BookingExpired; a booked claim that went away sets
-// CapacityRevoked.
+// out, then sets BookingExpired; once all the request's pods are bound
+// (provisioning.Consumed) the room is theirs and the booking is released
+// early. A booked claim that went away sets CapacityRevoked.
 func (c *Controller) booked(ctx context.Context, key string, pr *prv1.ProvisioningRequest) (reconcile.Result, error) {
 	since := meta.FindStatusCondition(pr.Status.Conditions, prv1.ConditionProvisioned).LastTransitionTime.Time
 	now := c.clk.Now()
@@ -268,8 +273,26 @@ func (c *Controller) booked(ctx context.Context, key string, pr *prv1.Provisioni
 			fmt.Sprintf("the room was kept for the request's pods for %s", provisioning.BookingWindow)))
 		return reconcile.Result{}, nil
 	}
+	until := since.Add(provisioning.BookingWindow)
+	if pr.Status.ProvisioningClassDetails[DetailConsumed] == "true" {
+		c.cluster.Book(key, nil, time.Time{})
+		return reconcile.Result{RequeueAfter: until.Sub(now)}, nil
+	}
+	var pods corev1.PodList
+	if err := c.kube.List(ctx, &pods, client.InNamespace(pr.Namespace)); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing the pods of provisioningrequest %s: %w", key, err)
+	}
+	ptrs := make([]*corev1.Pod, len(pods.Items))
+	for i := range pods.Items {
+		ptrs[i] = &pods.Items[i]
+	}
+	if provisioning.Consumed(pr, ptrs) {
+		c.cluster.Book(key, nil, time.Time{})
+		setDetail(pr, DetailConsumed, []string{"true"})
+		return reconcile.Result{RequeueAfter: until.Sub(now)}, nil
+	}
 	claims := detail(pr, prv1.DetailNodeClaims)
-	c.cluster.Book(key, append(detail(pr, DetailNodes), claims...), since.Add(provisioning.BookingWindow))
+	c.cluster.Book(key, append(detail(pr, DetailNodes), claims...), until)
 	for _, name := range claims {
 		st, err := c.claim(ctx, name)
 		if err != nil {
@@ -281,7 +304,9 @@ func (c *Controller) booked(ctx context.Context, key string, pr *prv1.Provisioni
 			break
 		}
 	}
-	return reconcile.Result{RequeueAfter: since.Add(provisioning.BookingWindow).Sub(now)}, nil
+	// Woken by the request's claims, and at the window's end; pods being
+	// bound are seen at the next of these or at launchCheck.
+	return reconcile.Result{RequeueAfter: min(until.Sub(now), launchCheck)}, nil
 }
 
 // claim is how one of the request's claims stands; a claim created here

@@ -259,6 +259,51 @@ func TestAtomicProvisionedAndBooked(t *testing.T) {
 	}
 }
 
+// Once every pod of the request is bound, the room is theirs: the booking
+// is released before the window ends, and the status says so.
+func TestBookingReleasedOnceConsumed(t *testing.T) {
+	s := suffix()
+	poolName := "atomic-consumed-" + s
+	pool(t, poolName, 0)
+	template(t, poolName, "3", nsv1.LabelNodePool, poolName)
+	f := newFixture()
+	request(t, poolName, prv1.ClassAtomicScaleUp, poolName, 2)
+	f.reconcile(t, poolName)
+	claims := requestClaims(t, ns+"/"+poolName)
+	if len(claims) != 2 {
+		t.Fatalf("%d nodeclaims, want 2", len(claims))
+	}
+	fresh(t, poolName)
+	for i := range claims {
+		setLaunched(t, &claims[i], true, "", "")
+	}
+	f.reconcile(t, poolName)
+	fresh(t, poolName)
+	f.reconcile(t, poolName)
+	if !f.cluster.Booked(claims[0].Name) {
+		t.Fatal("not booked once Provisioned")
+	}
+	for i, c := range claims {
+		p := controllertest.Pod(ns, fmt.Sprintf("%s-%d", poolName, i), "3")
+		p.Annotations = map[string]string{prv1.AnnotationConsumeRequest: poolName}
+		p.Spec.NodeName = c.Name + "-node"
+		create(t, p)
+		if i == 0 {
+			f.reconcile(t, poolName)
+			if !f.cluster.Booked(claims[0].Name) {
+				t.Fatal("booking released with one pod of two bound")
+			}
+		}
+	}
+	f.reconcile(t, poolName)
+	if f.cluster.Booked(claims[0].Name) || f.cluster.Booked(claims[1].Name) {
+		t.Error("still booked once every pod is bound")
+	}
+	if pr := fresh(t, poolName); pr.Status.ProvisioningClassDetails[DetailConsumed] != "true" {
+		t.Errorf("details %v, want %s", pr.Status.ProvisioningClassDetails, DetailConsumed)
+	}
+}
+
 // One claim of the set failing to launch rolls the whole set back and
 // fails the request with the claim's reason.
 func TestAtomicRollback(t *testing.T) {
