@@ -304,6 +304,40 @@ func TestBookingReleasedOnceConsumed(t *testing.T) {
 	}
 }
 
+// A booked claim that goes away within the booking window revokes the
+// capacity: CapacityRevoked, with the claim named.
+func TestCapacityRevoked(t *testing.T) {
+	s := suffix()
+	poolName := "atomic-revoked-" + s
+	pool(t, poolName, 0)
+	template(t, poolName, "3", nsv1.LabelNodePool, poolName)
+	f := newFixture()
+	request(t, poolName, prv1.ClassAtomicScaleUp, poolName, 1)
+	f.reconcile(t, poolName)
+	claims := requestClaims(t, ns+"/"+poolName)
+	if len(claims) != 1 {
+		t.Fatalf("%d nodeclaims, want 1", len(claims))
+	}
+	fresh(t, poolName)
+	setLaunched(t, &claims[0], true, "", "")
+	f.reconcile(t, poolName)
+	fresh(t, poolName)
+	if err := h.Direct.Delete(context.Background(), &claims[0]); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, "cache sees the claim deleted", func() error {
+		got := &nsv1.NodeClaim{}
+		if err := h.Client.Get(context.Background(), types.NamespacedName{Name: claims[0].Name}, got); err == nil && got.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("not deleted yet")
+		}
+		return nil
+	})
+	f.reconcile(t, poolName)
+	pr := fresh(t, poolName)
+	wantCondition(t, pr, prv1.ConditionCapacityRevoked, metav1.ConditionTrue, "", claims[0].Name)
+	wantCondition(t, pr, prv1.ConditionProvisioned, metav1.ConditionTrue, "", "")
+}
+
 // One claim of the set failing to launch rolls the whole set back and
 // fails the request with the claim's reason.
 func TestAtomicRollback(t *testing.T) {
