@@ -174,7 +174,7 @@ func New(cfg Config) (*Set, error) {
 		nodepool.New(kube, cloud, clk, m).Controller(),
 		staticpool.New(kube, cloud, clk, rec, m, staticpool.Options{NewName: o.NewClaimName,
 			Solve: scheduling.Options{PreferencePolicy: o.PreferencePolicy}}).Controller(),
-		provisioningrequest.New(kube, cluster, cloud, clk, rec, provisioningrequest.Options{NewName: o.NewClaimName,
+		provisioningrequest.New(kube, cluster, cloud, clk, rec, m, provisioningrequest.Options{NewName: o.NewClaimName,
 			Solve: scheduling.Options{PreferencePolicy: o.PreferencePolicy}}).Controller(),
 	)
 	s.Controllers = append(s.Controllers, termination.New(kube, cloud, clk, rec, m).Controllers()...)

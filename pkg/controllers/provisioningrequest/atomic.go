@@ -105,6 +105,7 @@ func (c *Controller) atomic(ctx context.Context, key string, pr, base *prv1.Prov
 			// created count as gone (follow).
 			return reconcile.Result{}, fmt.Errorf("creating nodeclaim %s of provisioningrequest %s: %w", claim.Name, key, err)
 		}
+		c.metrics.NodeClaimsCreated.WithLabelValues(claim.Labels[nsv1.LabelNodePool], "provisioningrequest").Inc()
 	}
 	c.recorder.Publish(events.Normal(pr, "Launching", "ProvisioningRequest",
 		fmt.Sprintf("created %d nodeclaims for %d pods", len(claims), len(pods))))
@@ -144,6 +145,8 @@ func (c *Controller) rollback(ctx context.Context, names []string) error {
 	for _, name := range names {
 		nc := &nsv1.NodeClaim{}
 		nc.Name = name
+		// Deleted by name, not from the cache: a claim created a moment ago
+		// may not be there yet.
 		if err := c.kube.Delete(ctx, nc); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("rolling back nodeclaim %s: %w", name, err)
 		}

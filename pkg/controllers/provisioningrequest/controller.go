@@ -26,6 +26,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/controllers/statuspatch"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
@@ -65,6 +66,7 @@ type Controller struct {
 	types    InstanceTypes
 	clk      clock.Clock
 	recorder *events.Recorder
+	metrics  *metrics.Metrics
 	opts     Options
 
 	mu sync.Mutex
@@ -78,12 +80,12 @@ type Controller struct {
 }
 
 // New builds the controller.
-func New(kube client.Client, cluster *state.Cluster, its InstanceTypes, clk clock.Clock, rec *events.Recorder, opts Options) *Controller {
+func New(kube client.Client, cluster *state.Cluster, its InstanceTypes, clk clock.Clock, rec *events.Recorder, m *metrics.Metrics, opts Options) *Controller {
 	if opts.NewName == nil {
 		opts.NewName = func(pool string) string { return pool + "-" + utilrand.String(5) }
 	}
 	opts.Solve = provisioning.SolveOptions(opts.Solve)
-	return &Controller{kube: kube, cluster: cluster, types: its, clk: clk, recorder: rec, opts: opts, created: map[string]time.Time{}, planned: map[string][]string{}}
+	return &Controller{kube: kube, cluster: cluster, types: its, clk: clk, recorder: rec, metrics: m, opts: opts, created: map[string]time.Time{}, planned: map[string][]string{}}
 }
 
 // Controller declares it: ProvisioningRequests, woken by their NodeClaims.

@@ -48,7 +48,7 @@ func newFixture() *fixture {
 	cloud := fake.New(fake.InstanceType("m5.large", 2, 8, 0.096, "us-east-1a"), fake.InstanceType("m5.xlarge", 4, 16, 0.192, "us-east-1a"))
 	rec, _ := controllertest.Recorder(clk)
 	cluster := state.NewCluster(h.Client, clk, time.Minute)
-	return &fixture{clk: clk, cluster: cluster, c: New(h.Client, cluster, cloud, clk, rec, Options{})}
+	return &fixture{clk: clk, cluster: cluster, c: New(h.Client, cluster, cloud, clk, rec, controllertest.Metrics(), Options{})}
 }
 
 func create(t *testing.T, o client.Object) {
