@@ -171,6 +171,11 @@ var rbacAudit = map[string][]string{
 	"apps/statefulsets":      {"get", "list", "watch"},
 	"batch/jobs":             {"get", "list", "watch"},
 	"karpenter.sh/nodepools": {"get", "list"},
+	// The provisioningrequest controller: the requests (their pods' shape
+	// is in the podtemplates above); the NodeClaims of an atomic request
+	// are created and rolled back with the nodeclaims rights.
+	"autoscaling.x-k8s.io/provisioningrequests":        {"get", "list", "watch"},
+	"autoscaling.x-k8s.io/provisioningrequests/status": {"patch"},
 }
 
 func granted(rules []rbacv1.PolicyRule) map[string][]string {

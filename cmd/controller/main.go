@@ -32,6 +32,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	prv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1"
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
@@ -72,7 +73,7 @@ func level(s string) zapcore.Level {
 
 func scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme, cbv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme, cbv1.AddToScheme, prv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, err
 		}

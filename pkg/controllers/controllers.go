@@ -24,6 +24,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodepool"
 	"github.com/nodesmith/nodesmith/pkg/controllers/podevents"
 	"github.com/nodesmith/nodesmith/pkg/controllers/provisioner"
+	"github.com/nodesmith/nodesmith/pkg/controllers/provisioningrequest"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/controllers/staticpool"
 	"github.com/nodesmith/nodesmith/pkg/controllers/termination"
@@ -172,6 +173,8 @@ func New(cfg Config) (*Set, error) {
 		claims.Controller(),
 		nodepool.New(kube, cloud, clk, m).Controller(),
 		staticpool.New(kube, cloud, clk, rec, m, staticpool.Options{NewName: o.NewClaimName,
+			Solve: scheduling.Options{PreferencePolicy: o.PreferencePolicy}}).Controller(),
+		provisioningrequest.New(kube, cluster, cloud, clk, rec, m, provisioningrequest.Options{NewName: o.NewClaimName,
 			Solve: scheduling.Options{PreferencePolicy: o.PreferencePolicy}}).Controller(),
 	)
 	s.Controllers = append(s.Controllers, termination.New(kube, cloud, clk, rec, m).Controllers()...)

@@ -17,7 +17,7 @@ import (
 // blocker says why no method may disrupt n at all, if anything does: it is
 // not initialized, its pool is gone, it or one of its pods is marked
 // do-not-disrupt, a PodDisruptionBudget holds one of its pods, pods are
-// nominated to it, one of its pods' volumes is not ready (it could go
+// nominated to it or a ProvisioningRequest booked it, one of its pods' volumes is not ready (it could go
 // nowhere), or it is a replacement whose command is still running.
 func (w *working) blocker(n *nodeInfo, pdbs []pdbView) (SkipReason, string, bool) {
 	c := n.claim
@@ -56,6 +56,9 @@ func (w *working) blocker(n *nodeInfo, pdbs []pdbView) (SkipReason, string, bool
 	}
 	if w.nominatedTargets[n.name] || w.nominatedTargets[c.Name] {
 		return SkipPodsNominated, fmt.Sprintf("pending pods are nominated to node %s", n.name), true
+	}
+	if b := w.in.Booked; b != nil && (b(n.name) || b(c.Name)) {
+		return SkipBooked, fmt.Sprintf("node %s is booked for a ProvisioningRequest's pods", n.name), true
 	}
 	return "", "", false
 }

@@ -341,6 +341,24 @@ func TestPlan(t *testing.T) {
 			wantSkips: map[string]SkipReason{"p-01": SkipPodsNominated},
 		},
 		{
+			name: "a node a ProvisioningRequest booked is kept while the booking holds",
+			build: func() Input {
+				w := newWorld(pool("p"))
+				a := w.node("p", "large", "zone-a", od)
+				return w.input(func(in *Input) { in.Booked = func(t string) bool { return t == a } })
+			},
+			wantSkips: map[string]SkipReason{"p-01": SkipBooked},
+		},
+		{
+			name: "a booking of another node does not keep an empty one",
+			build: func() Input {
+				w := newWorld(pool("p"))
+				w.node("p", "large", "zone-a", od)
+				return w.input(func(in *Input) { in.Booked = func(t string) bool { return t == "elsewhere" } })
+			},
+			want: []string{"Emptiness[p-01]"},
+		},
+		{
 			name: "churn: spot to spot is off without the feature gate",
 			build: func() Input {
 				w := newWorld(pool("p"))

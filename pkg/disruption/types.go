@@ -101,8 +101,12 @@ type Input struct {
 	// is not empty and consolidation must find the room elsewhere before
 	// it removes the node. May be nil.
 	BufferPods []*corev1.Pod
-	Now        time.Time
-	Options    Options
+	// Booked reports claims and nodes a Provisioned ProvisioningRequest
+	// keeps for its pods (the booking window): they are no candidates
+	// until it runs out. May be nil.
+	Booked  func(target string) bool
+	Now     time.Time
+	Options Options
 	// Previous is the caller's last plan, if any. When nothing the plan
 	// reads has changed since and none of the instants it compared the
 	// clock with has come (Plan.ValidUntil), Compute returns a copy of
@@ -227,6 +231,8 @@ const (
 	SkipPodDisruptionBudget SkipReason = "PodDisruptionBudget"
 	// SkipPodsNominated: the provisioner planned pending pods onto the node.
 	SkipPodsNominated SkipReason = "PodsNominated"
+	// SkipBooked: a ProvisioningRequest's booking keeps the node for its pods.
+	SkipBooked SkipReason = "Booked"
 	// SkipReplacementInProgress: the node is a replacement whose candidates still exist.
 	SkipReplacementInProgress SkipReason = "ReplacementInProgress"
 	// SkipConsolidationDisabled: the pool's consolidateAfter is Never.

@@ -5,7 +5,10 @@
 // solver's input built from one cluster Snapshot (BuildInput: existing
 // nodes, in-flight claims as nodes, pools with their usage), the NodeClaim a
 // planned claim becomes (NewNodeClaim), and the provisioner's default
-// timings (defaults.go).
+// timings (defaults.go). It also holds the rules of the other ways room is
+// asked for: static pools (static.go), capacity buffers (buffer.go) and
+// ProvisioningRequests (provreq.go: check-capacity, the all-or-nothing
+// atomic plan, how its launch ends, the booking).
 //
 // The batching window lives in the subpackage batcher.
 //

@@ -237,20 +237,31 @@ type job struct {
 	spec                  scenario.Job
 	active, done, created int32
 	serial                int
+	// gang is the ProvisioningRequest a gang job waits for (nil for a
+	// plain job).
+	gang *gang
 }
 
 func (s *Sim) startJob(j scenario.Job) {
 	jb := &job{s: s, spec: j}
 	s.jobs = append(s.jobs, jb)
+	if j.ProvisioningClassName != "" {
+		jb.gang = &gang{job: jb}
+		s.schedule(j.At.Duration, prioNormal, jb.gang.request)
+		return
+	}
 	s.schedule(j.At.Duration, prioNormal, jb.fill)
 }
 
 func (j *job) fill() {
+	if j.gang != nil && !j.gang.admitted {
+		return
+	}
 	for j.active < j.spec.Parallelism && j.created < j.spec.Completions {
 		j.created++
 		j.active++
 		j.serial++
-		if p := j.s.createPod(fmt.Sprintf("%s-%05d", j.spec.Name, j.serial), &j.spec.Template, j, "Job", j.spec.Name, ""); p == nil {
+		if p := j.s.createPod(fmt.Sprintf("%s-%05d", j.spec.Name, j.serial), j.template(), j, "Job", j.spec.Name, ""); p == nil {
 			return
 		}
 	}
@@ -258,7 +269,7 @@ func (j *job) fill() {
 
 // wanted is how many of the job's pods should exist now.
 func (j *job) wanted() int32 {
-	if j.s.now < j.spec.At.Duration {
+	if j.s.now < j.spec.At.Duration || j.gang != nil && !j.gang.admitted {
 		return 0
 	}
 	return min(j.spec.Parallelism, j.spec.Completions-j.done)

@@ -5,13 +5,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	prv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1"
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	v1 "github.com/nodesmith/nodesmith/apis/v1"
 )
 
 // NewScheme knows the built-in Kubernetes types (core, apps, policy,
-// coordination, …), CRDs themselves, both Nodesmith API groups and the CapacityBuffer group.
+// coordination, …), CRDs themselves, both Nodesmith API groups and SIG Autoscaling's CapacityBuffer and ProvisioningRequest.
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
@@ -20,6 +21,7 @@ func NewScheme() (*runtime.Scheme, error) {
 		v1.AddToScheme,
 		awsv1.AddToScheme,
 		cbv1.AddToScheme,
+		prv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err

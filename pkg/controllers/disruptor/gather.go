@@ -40,6 +40,6 @@ func (c *Controller) gather(ctx context.Context, snap *state.Snapshot, now time.
 	return disruption.Input{
 		Snapshot: snap, InstanceTypes: types, NodeClasses: classes,
 		Nominated: c.cluster.Nominated, Disrupting: c.recentlyActed(now), Now: now, Options: c.opts.Plan,
-		BufferPods: c.cluster.BufferPods(),
+		BufferPods: c.cluster.BufferPods(), Booked: c.cluster.Booked,
 	}, nil
 }

@@ -33,6 +33,7 @@ type Cluster struct {
 	nominations map[types.UID]nomination
 	launching   map[string]struct{}
 	buffers     map[string][]*corev1.Pod
+	bookings    map[string]booking
 }
 
 type nomination struct {

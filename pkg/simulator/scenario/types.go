@@ -203,6 +203,12 @@ type Job struct {
 	Parallelism int32                  `json:"parallelism,omitempty"`
 	Completions int32                  `json:"completions,omitempty"`
 	Duration    metav1.Duration        `json:"duration"`
+	// ProvisioningClassName, when set, makes the job a gang as Kueue
+	// admits one: at At a PodTemplate and a ProvisioningRequest
+	// (autoscaling.x-k8s.io/v1) of this class for Parallelism pods are
+	// created, and the job's pods (annotated to consume the request) only
+	// once the request is Provisioned; never when it Failed.
+	ProvisioningClassName string `json:"provisioningClassName,omitempty"`
 }
 
 // Event is something that happens at a time. Exactly one action is set.
