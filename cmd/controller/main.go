@@ -41,6 +41,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
+	"github.com/nodesmith/nodesmith/pkg/version"
 )
 
 func main() {
@@ -49,12 +50,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "controller:", err)
 		os.Exit(2)
 	}
+	if opts.Version {
+		fmt.Println(versionLine())
+		return
+	}
 	ctrl.SetLogger(ctrlzap.New(ctrlzap.Level(level(opts.LogLevel)), ctrlzap.JSONEncoder()))
 	if err := run(ctrl.SetupSignalHandler(), opts); err != nil {
 		ctrl.Log.Error(err, "controller stopped")
 		os.Exit(1)
 	}
 }
+
+// versionLine is what --version prints.
+func versionLine() string { return "nodesmith-controller " + version.Get().String() }
 
 func level(s string) zapcore.Level {
 	switch s {
@@ -155,7 +163,8 @@ func run(ctx context.Context, o *Options) error {
 	if o.InterruptionQueue != "" {
 		logger.Info("interruption handling on", "queue", o.InterruptionQueue, "rebalanceMode", o.RebalanceMode, "workers", o.InterruptionWorkers)
 	}
-	logger.Info("starting", "cluster", o.ClusterName, "region", o.AWSRegion, "endpoint", o.AWSEndpoint,
+	v := version.Get()
+	logger.Info("starting", "version", v.Version, "commit", v.Commit, "cluster", o.ClusterName, "region", o.AWSRegion, "endpoint", o.AWSEndpoint,
 		"batchIdle", o.BatchIdle.String(), "batchMax", o.BatchMax.String(), "leaderElect", o.LeaderElect, "featureGates", o.FeatureGates)
 	if err := mgr.Start(ctx); err != nil {
 		return err
