@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -102,8 +103,13 @@ func run(ctx context.Context, o *Options) error {
 			return err
 		}
 	}
+	// Set at SIGTERM: from then on the manager's end of leader election is
+	// the graceful stop it is, logged at info (stopAware).
+	var stopping atomic.Bool
+	go func() { <-ctx.Done(); stopping.Store(true) }()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  s,
+		Logger:                  stopAware(ctrl.Log, &stopping),
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr, ExtraHandlers: profilingHandlers(o.EnableProfiling)},
 		HealthProbeBindAddress:  o.HealthAddr,
 		LeaderElection:          o.LeaderElect,
@@ -157,7 +163,11 @@ func run(ctx context.Context, o *Options) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	ready := &readiness{}
+	if err := mgr.Add(&readinessProbe{r: ready, cache: mgr.GetCache(), ping: provider.Ping, clk: clk, delay: time.Second, maxDelay: 30 * time.Second}); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", ready.Check); err != nil {
 		return err
 	}
 	if o.InterruptionQueue != "" {

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -36,5 +37,19 @@ func TestMissingSpotServiceLinkedRoleNamesTheFix(t *testing.T) {
 	od := e.create(newClaim("od-1", reqIn(corev1.LabelInstanceTypeStable, "m5.large"), reqIn(nsv1.LabelCapacityType, nsv1.CapacityTypeOnDemand)))
 	if od.Status.CapacityType != nsv1.CapacityTypeOnDemand {
 		t.Errorf("on-demand claim launched as %s", od.Status.CapacityType)
+	}
+}
+
+// TestPingAsksEC2: Ping answers nil when EC2 answers and names the call
+// when it does not.
+func TestPingAsksEC2(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	if err := e.p.Ping(e.ctx); err != nil {
+		t.Fatalf("Ping = %v", err)
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	cancel()
+	if err := e.p.Ping(ctx); err == nil || !strings.Contains(err.Error(), "DescribeSubnets") {
+		t.Errorf("Ping on a cancelled context = %v, want an error naming DescribeSubnets", err)
 	}
 }
