@@ -21,8 +21,10 @@ func (r *recorder) Register(c prometheus.Collector) error {
 	r.collectors = append(r.collectors, c)
 	return nil
 }
-func (r *recorder) MustRegister(cs ...prometheus.Collector) { r.collectors = append(r.collectors, cs...) }
-func (r *recorder) Unregister(prometheus.Collector) bool    { return false }
+func (r *recorder) MustRegister(cs ...prometheus.Collector) {
+	r.collectors = append(r.collectors, cs...)
+}
+func (r *recorder) Unregister(prometheus.Collector) bool { return false }
 
 var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
 

@@ -55,7 +55,7 @@ func valuesFile(t *testing.T, yaml string) string {
 
 func TestHelmLint(t *testing.T) {
 	for name, extra := range map[string][]string{
-		"defaults": nil,
+		"defaults":                nil,
 		"alerts and dashboard on": {"--set", "prometheusRule.enabled=true", "--set", "grafanaDashboard.enabled=true", "--set", "serviceMonitor.enabled=true"},
 	} {
 		t.Run(name, func(t *testing.T) {
