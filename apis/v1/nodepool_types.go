@@ -287,7 +287,22 @@ const (
 	ConditionReady               = "Ready"
 	ConditionValidationSucceeded = "ValidationSucceeded"
 	ConditionNodeClassReady      = "NodeClassReady"
+	// ConditionCloudAccountReady is False while one of the pool's claims
+	// failed to launch for a one-time setup step the cloud account lacks
+	// (ReasonSpotServiceLinkedRoleMissing); its message names the fix. It
+	// does not take part in Ready: the pool's other launches may still work.
+	ConditionCloudAccountReady = "CloudAccountReady"
 )
+
+// ReasonSpotServiceLinkedRoleMissing is the reason of a NodeClaim's Launched
+// condition, of its Warning event and of its pool's CloudAccountReady
+// condition when EC2 refused a spot launch for want of the account's Spot
+// service-linked role (AuthFailure.ServiceLinkedRoleCreationNotPermitted).
+const ReasonSpotServiceLinkedRoleMissing = "SpotServiceLinkedRoleMissing"
+
+// IsAccountSetupReason reports whether a Launched reason names a setup step
+// the cloud account lacks.
+func IsAccountSetupReason(reason string) bool { return reason == ReasonSpotServiceLinkedRoleMissing }
 
 // +kubebuilder:object:root=true
 

@@ -147,6 +147,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	lifecycle.SetCondition(&pool.Status.Conditions, valid, pool.Generation, now)
+	lifecycle.SetCondition(&pool.Status.Conditions, lifecycle.CloudAccountReady(items), pool.Generation, now)
 	lifecycle.SetCondition(&pool.Status.Conditions, lifecycle.PoolReady(pool.Status.Conditions), pool.Generation, now)
 	c.export(pool)
 	if equality.Semantic.DeepEqual(base.Status, pool.Status) {

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
 
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 )
 
@@ -38,7 +39,7 @@ const (
 
 // ReasonSpotServiceLinkedRole is the NodeClaim condition and Event reason of
 // a spot launch EC2 refused for want of the Spot service-linked role.
-const ReasonSpotServiceLinkedRole = "SpotServiceLinkedRoleMissing"
+const ReasonSpotServiceLinkedRole = nsv1.ReasonSpotServiceLinkedRoleMissing
 
 // hintSpotServiceLinkedRole is the fix, said wherever the error is.
 const hintSpotServiceLinkedRole = "the account has no EC2 Spot service-linked role (AWSServiceRoleForEC2Spot) and the controller may not create it: " +
