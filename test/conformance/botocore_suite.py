@@ -487,9 +487,46 @@ def ssm_suite(ssm, ssm_loose):
     error("ssm unsimulated operation", lambda: ssm.get_parameters_by_path(Path="/aws"), "UnknownOperationException")
 
 
+def query_get(client, service, action, params):
+    """A SigV4-signed GET of a Query API action (EC2 and IAM take the
+    parameters in the URL as well as in a POST body; botocore itself always
+    POSTs), its answer parsed by botocore's own parser for the operation."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    from botocore.parsers import create_parser
+
+    model = client.meta.service_model
+    query = dict(params, Action=action, Version=model.api_version)
+    req = AWSRequest(method="GET", url=ENDPOINT.rstrip("/") + "/?" + urllib.parse.urlencode(sorted(query.items())))
+    SigV4Auth(Credentials("fake", "fake"), service, REGION).add_auth(req)
+    prepared = req.prepare()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(prepared.url, headers=dict(prepared.headers), method="GET")) as resp:
+            status, headers, body = resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as e:
+        status, headers, body = e.code, dict(e.headers), e.read()
+    op = model.operation_model(action)
+    parsed = create_parser(model.protocol).parse({"body": body, "headers": headers, "status_code": status}, op.output_shape)
+    return status, parsed
+
+
+def query_get_suite(ec2):
+    call("ec2 DescribeInstanceTypes by GET (Query API parameters in the URL)",
+         lambda: query_get(ec2, "ec2", "DescribeInstanceTypes", {"InstanceType.1": "m5.large"}),
+         lambda r: r[0] == 200 and [t["InstanceType"] for t in r[1]["InstanceTypes"]] == ["m5.large"])
+    call("ec2 DescribeInstanceTypes by GET: an unknown type is the same error as by POST",
+         lambda: query_get(ec2, "ec2", "DescribeInstanceTypes", {"InstanceType.1": "m9.nothing"}),
+         lambda r: r[0] == 400 and r[1].get("Error", {}).get("Code") == "InvalidInstanceType")
+
+
 def main():
     (ec2, ec2_loose), (iam, iam_loose), (sqs, sqs_loose), (ssm, ssm_loose) = session_clients()
-    for name, suite in [("ec2", lambda: ec2_suite(ec2, ec2_loose, ssm)), ("iam", lambda: iam_suite(iam, iam_loose)),
+    for name, suite in [("ec2", lambda: ec2_suite(ec2, ec2_loose, ssm)), ("ec2 by GET", lambda: query_get_suite(ec2)),
+                        ("iam", lambda: iam_suite(iam, iam_loose)),
                         ("sqs", lambda: sqs_suite(sqs, sqs_loose)), ("ssm", lambda: ssm_suite(ssm, ssm_loose))]:
         try:
             suite()
