@@ -351,6 +351,16 @@ def iam_suite(iam, iam_loose):
          lambda r: r == ["conformance_b", "conformance_c", "conformance_profile"])
     call("iam ListInstanceProfiles one page", lambda: iam.list_instance_profiles(MaxItems=2),
          lambda r: len(r["InstanceProfiles"]) == 2 and r["IsTruncated"] and r["Marker"])
+    iam.add_role_to_instance_profile(InstanceProfileName="conformance_b", RoleName=NODE_ROLE)
+    call("iam ListInstanceProfilesForRole paginator", lambda: [p["InstanceProfileName"] for page in iam.get_paginator("list_instance_profiles_for_role").paginate(
+        RoleName=NODE_ROLE, PaginationConfig={"PageSize": 1}) for p in page["InstanceProfiles"]],
+         lambda r: r == ["conformance_b", "conformance_profile"])
+    call("iam ListInstanceProfilesForRole one page", lambda: iam.list_instance_profiles_for_role(RoleName=NODE_ROLE, MaxItems=1),
+         lambda r: [p["InstanceProfileName"] for p in r["InstanceProfiles"]] == ["conformance_b"] and r["IsTruncated"] and r["Marker"]
+         and [x["RoleName"] for x in r["InstanceProfiles"][0]["Roles"]] == [NODE_ROLE])
+    error("iam ListInstanceProfilesForRole unknown role", lambda: iam.list_instance_profiles_for_role(RoleName="missing"),
+          "NoSuchEntity", exception="NoSuchEntityException", status=404)
+    iam.remove_role_from_instance_profile(InstanceProfileName="conformance_b", RoleName=NODE_ROLE)
     error("iam DeleteInstanceProfile with a role", lambda: iam.delete_instance_profile(InstanceProfileName="conformance_profile"),
           "DeleteConflict", exception="DeleteConflictException", status=409)
     call("iam RemoveRoleFromInstanceProfile", lambda: iam.remove_role_from_instance_profile(InstanceProfileName="conformance_profile", RoleName=NODE_ROLE))
