@@ -489,6 +489,23 @@ def sqs_suite(sqs, sqs_loose):
           "AWS.SimpleQueueService.UnsupportedOperation")
 
 
+def sqs_system_attributes_suite(sqs):
+    """MessageSystemAttributes (AWSTraceHeader) and the MD5 SQS answers for them."""
+    url = sqs.create_queue(QueueName="conformance-trace")["QueueUrl"]
+    trace = {"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1"}}
+    call("sqs SendMessage with MessageSystemAttributes: MD5OfMessageSystemAttributes as the developer guide computes it",
+         lambda: sqs.send_message(QueueUrl=url, MessageBody="traced", MessageSystemAttributes=trace),
+         lambda r: r["MD5OfMessageSystemAttributes"] == sqs_attributes_md5(trace) and "MD5OfMessageAttributes" not in r)
+    call("sqs SendMessageBatch with MessageSystemAttributes",
+         lambda: sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "t", "MessageBody": "traced", "MessageSystemAttributes": trace}]),
+         lambda r: [x["MD5OfMessageSystemAttributes"] for x in r["Successful"]] == [sqs_attributes_md5(trace)])
+    call("sqs SendMessage without MessageSystemAttributes leaves the MD5 out",
+         lambda: sqs.send_message(QueueUrl=url, MessageBody="plain"), lambda r: "MD5OfMessageSystemAttributes" not in r)
+    error("sqs SendMessage with an unknown system attribute", lambda: sqs.send_message(
+        QueueUrl=url, MessageBody="x", MessageSystemAttributes={"Colour": {"DataType": "String", "StringValue": "red"}}), "InvalidParameterValue")
+    sqs.delete_queue(QueueUrl=url)
+
+
 def ssm_suite(ssm, ssm_loose):
     error("ssm GetParameter unknown", lambda: ssm.get_parameter(Name="/aws/service/eks/optimized-ami/1.99/amazon-linux-2023/x86_64/standard/recommended/image_id"),
           "ParameterNotFound", exception="ParameterNotFound")
@@ -537,7 +554,7 @@ def main():
     (ec2, ec2_loose), (iam, iam_loose), (sqs, sqs_loose), (ssm, ssm_loose) = session_clients()
     for name, suite in [("ec2", lambda: ec2_suite(ec2, ec2_loose, ssm)), ("ec2 by GET", lambda: query_get_suite(ec2)),
                         ("iam", lambda: iam_suite(iam, iam_loose)),
-                        ("sqs", lambda: sqs_suite(sqs, sqs_loose)), ("ssm", lambda: ssm_suite(ssm, ssm_loose))]:
+                        ("sqs", lambda: sqs_suite(sqs, sqs_loose)), ("sqs system attributes", lambda: sqs_system_attributes_suite(sqs)), ("ssm", lambda: ssm_suite(ssm, ssm_loose))]:
         try:
             suite()
         except Exception:
