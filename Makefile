@@ -15,8 +15,16 @@ PURE_PKGS ?= $(shell $(GO) list ./pkg/catalog/... ./pkg/scheduling/... ./pkg/lif
 TEST_TIMEOUT ?= 40m
 # Platforms of make image (comma-separated os/arch).
 PLATFORMS ?= linux/amd64,linux/arm64
+# The release version has one source: the chart's version (appVersion must
+# equal it; cmd/controller's chart test holds them together).
+VERSION ?= $(shell sed -n 's/^version: *//p' charts/nodesmith/Chart.yaml)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+REVISION_DATE ?= $(shell git log -1 --format=%cI 2>/dev/null)
+LDFLAGS = -X github.com/nodesmith/nodesmith/pkg/version.version=$(VERSION) \
+  -X github.com/nodesmith/nodesmith/pkg/version.commit=$(REVISION) \
+  -X github.com/nodesmith/nodesmith/pkg/version.date=$(REVISION_DATE)
 
-.PHONY: all run test unit perf tools generate verify tidy vet fmt purity build image bench clean
+.PHONY: all run test unit perf tools generate verify tidy vet fmt purity build image release bench clean
 
 all: build
 
@@ -68,15 +76,27 @@ purity:
 
 ## build: the binaries into ./bin
 build:
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
 ## image: the controller image as an OCI layout tarball (linux/amd64 and arm64), no Docker or registry needed
 image:
-	$(GO) run ./hack/image --out bin/nodesmith-controller.oci.tar --platforms $(PLATFORMS)
+	$(GO) run ./hack/image --out bin/nodesmith-controller.oci.tar --platforms $(PLATFORMS) \
+	  --tag $(VERSION) --version $(VERSION) --revision $(REVISION) --date $(REVISION_DATE)
+
+## release: into ./dist the chart package (helm package), the image tarball and SHA256SUMS, all of version $(VERSION)
+release:
+	tools/build.sh helm
+	rm -rf dist && mkdir -p dist
+	@git diff --quiet HEAD || echo "release: WARNING: the work tree has uncommitted changes; the image's revision says $(REVISION)"
+	$(shell tools/build.sh --path helm)/helm package charts/nodesmith --destination dist --version $(VERSION) --app-version $(VERSION)
+	$(GO) run ./hack/image --out dist/nodesmith-controller-$(VERSION).oci.tar --platforms $(PLATFORMS) \
+	  --tag $(VERSION) --version $(VERSION) --revision $(REVISION) --date $(REVISION_DATE)
+	cd dist && sha256sum nodesmith-$(VERSION).tgz nodesmith-controller-$(VERSION).oci.tar > SHA256SUMS
+	@cat dist/SHA256SUMS
 
 ## bench: the solver, catalog, provider and simulator benchmarks
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./pkg/...
 
 clean:
-	rm -rf bin out
+	rm -rf bin out dist

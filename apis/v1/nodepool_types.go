@@ -324,11 +324,26 @@ const (
 	// spec.replicas nodes; False while it scales, or when limits.nodes
 	// holds it below replicas (reason NodeLimitExceeded).
 	ConditionReplicasSatisfied = "ReplicasSatisfied"
+	// ConditionCloudAccountReady is False while one of the pool's claims
+	// failed to launch for a one-time setup step the cloud account lacks
+	// (ReasonSpotServiceLinkedRoleMissing); its message names the fix. It
+	// does not take part in Ready: the pool's other launches may still work.
+	ConditionCloudAccountReady = "CloudAccountReady"
 )
 
 // IsStatic reports whether the pool keeps a fixed number of nodes
 // (spec.replicas set).
 func (np *NodePool) IsStatic() bool { return np.Spec.Replicas != nil }
+
+// ReasonSpotServiceLinkedRoleMissing is the reason of a NodeClaim's Launched
+// condition, of its Warning event and of its pool's CloudAccountReady
+// condition when EC2 refused a spot launch for want of the account's Spot
+// service-linked role (AuthFailure.ServiceLinkedRoleCreationNotPermitted).
+const ReasonSpotServiceLinkedRoleMissing = "SpotServiceLinkedRoleMissing"
+
+// IsAccountSetupReason reports whether a Launched reason names a setup step
+// the cloud account lacks.
+func IsAccountSetupReason(reason string) bool { return reason == ReasonSpotServiceLinkedRoleMissing }
 
 // +kubebuilder:object:root=true
 

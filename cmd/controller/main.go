@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -46,6 +47,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/operator"
 	awsprovider "github.com/nodesmith/nodesmith/pkg/providers/aws"
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
+	"github.com/nodesmith/nodesmith/pkg/version"
 )
 
 func main() {
@@ -54,12 +56,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "controller:", err)
 		os.Exit(2)
 	}
+	if opts.Version {
+		fmt.Println(versionLine())
+		return
+	}
 	ctrl.SetLogger(ctrlzap.New(ctrlzap.Level(level(opts.LogLevel)), ctrlzap.JSONEncoder()))
 	if err := run(ctrl.SetupSignalHandler(), opts); err != nil {
 		ctrl.Log.Error(err, "controller stopped")
 		os.Exit(1)
 	}
 }
+
+// versionLine is what --version prints.
+func versionLine() string { return "nodesmith-controller " + version.Get().String() }
 
 func level(s string) zapcore.Level {
 	switch s {
@@ -99,8 +108,13 @@ func run(ctx context.Context, o *Options) error {
 			return err
 		}
 	}
+	// Set at SIGTERM: from then on the manager's end of leader election is
+	// the graceful stop it is, logged at info (stopAware).
+	var stopping atomic.Bool
+	go func() { <-ctx.Done(); stopping.Store(true) }()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  s,
+		Logger:                  stopAware(ctrl.Log, &stopping),
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr, ExtraHandlers: profilingHandlers(o.EnableProfiling)},
 		HealthProbeBindAddress:  o.HealthAddr,
 		LeaderElection:          o.LeaderElect,
@@ -157,13 +171,18 @@ func run(ctx context.Context, o *Options) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	ready := &readiness{}
+	if err := mgr.Add(&readinessProbe{r: ready, cache: mgr.GetCache(), ping: provider.Ping, clk: clk, delay: time.Second, maxDelay: 30 * time.Second}); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", ready.Check); err != nil {
 		return err
 	}
 	if o.InterruptionQueue != "" {
 		logger.Info("interruption handling on", "queue", o.InterruptionQueue, "rebalanceMode", o.RebalanceMode, "workers", o.InterruptionWorkers)
 	}
-	logger.Info("starting", "cluster", o.ClusterName, "region", o.AWSRegion, "endpoint", o.AWSEndpoint,
+	v := version.Get()
+	logger.Info("starting", "version", v.Version, "commit", v.Commit, "cluster", o.ClusterName, "region", o.AWSRegion, "endpoint", o.AWSEndpoint,
 		"batchIdle", o.BatchIdle.String(), "batchMax", o.BatchMax.String(), "leaderElect", o.LeaderElect, "featureGates", o.FeatureGates)
 	if err := mgr.Start(ctx); err != nil {
 		return err

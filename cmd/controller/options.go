@@ -83,6 +83,8 @@ type Options struct {
 	// EnableProfiling serves Go's pprof under /debug/pprof/ on the metrics
 	// address.
 	EnableProfiling bool
+	// Version asks for the build's version and commit, printed instead of running.
+	Version bool
 }
 
 // knownGates are the feature switches this build understands, with their
@@ -209,8 +211,12 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
+	fs.BoolVar(&o.Version, "version", false, "print the version and commit and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if o.Version {
+		return o, nil
 	}
 	g, err := parseGates(gates)
 	if err != nil {

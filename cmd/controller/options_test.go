@@ -27,6 +27,12 @@ func TestParse(t *testing.T) {
 			}
 			return ""
 		}},
+		{name: "--version needs no other setting", args: []string{"--version"}, check: func(o *Options) string {
+			if !o.Version {
+				return "--version not parsed"
+			}
+			return ""
+		}},
 		{name: "env supplies values", env: map[string]string{"CLUSTER_NAME": "prod", "BATCH_IDLE_DURATION": "2s", "AWS_ENDPOINT_URL": "http://127.0.0.1:4566", "LEADER_ELECT": "false"},
 			check: func(o *Options) string {
 				if o.ClusterName != "prod" || o.BatchIdle != 2*time.Second || o.AWSEndpoint != "http://127.0.0.1:4566" || o.LeaderElect {
@@ -195,5 +201,13 @@ func TestCatalogOptionsShapeAllocatable(t *testing.T) {
 	}
 	if profilingHandlers(false) != nil || profilingHandlers(true)["/debug/pprof/"] == nil {
 		t.Error("pprof handlers not served exactly when profiling is on")
+	}
+}
+
+// TestVersionLine: --version names the binary, a version and a commit.
+func TestVersionLine(t *testing.T) {
+	line := versionLine()
+	if !strings.HasPrefix(line, "nodesmith-controller ") || !strings.Contains(line, "(commit ") {
+		t.Errorf("--version prints %q, want the binary's name, a version and a commit", line)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/nodesmith/nodesmith/pkg/version"
 )
 
 func main() {
@@ -42,7 +44,9 @@ and decide with the controller's own code and the embedded us-east-1
 instance catalog; they change nothing.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.Get().String(),
 	}
+	root.SetVersionTemplate("nodesmith {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newSimulateCommand(), newConvertCommand(), newSnapshotCommand(), newPlanCommand(), newExplainCommand(), newLabCommand())

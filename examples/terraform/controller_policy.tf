@@ -181,9 +181,9 @@ data "aws_iam_policy_document" "controller" {
   }
 
   statement {
-    sid     = "ManageOwnInstanceProfiles"
-    effect  = "Allow"
-    actions = ["iam:AddRoleToInstanceProfile", "iam:DeleteInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:TagInstanceProfile"]
+    sid       = "ManageOwnInstanceProfiles"
+    effect    = "Allow"
+    actions   = ["iam:AddRoleToInstanceProfile", "iam:DeleteInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:TagInstanceProfile"]
     resources = ["arn:${local.partition}:iam::${local.account}:instance-profile${local.profile_path}*"]
     condition {
       test     = "StringEquals"

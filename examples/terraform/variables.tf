@@ -54,3 +54,9 @@ variable "interruption_queue_name" {
   type        = string
   default     = ""
 }
+
+variable "create_spot_service_linked_role" {
+  description = "Create the account's EC2 Spot service-linked role (AWSServiceRoleForEC2Spot). Needed once per account before the first spot launch; leave false where it exists (aws iam get-role --role-name AWSServiceRoleForEC2Spot), since an account holds one."
+  type        = bool
+  default     = false
+}

@@ -24,6 +24,15 @@ import (
 const (
 	UID        = 65532
 	Entrypoint = "/controller"
+	Source     = "https://github.com/nodesmith/nodesmith"
+)
+
+// The OCI annotation and label keys the image carries.
+const (
+	AnnotationVersion  = "org.opencontainers.image.version"
+	AnnotationRevision = "org.opencontainers.image.revision"
+	AnnotationSource   = "org.opencontainers.image.source"
+	AnnotationRefName  = "org.opencontainers.image.ref.name"
 )
 
 // Platform is one os/arch to build for.
@@ -34,6 +43,9 @@ type Options struct {
 	Out       string
 	Platforms []Platform
 	Tag       string
+	// Version and Revision are stamped into the binary (pkg/version) and
+	// carried as OCI annotations and config labels; Date is the commit time.
+	Version, Revision, Date string
 	// Package is the Go package of the binary.
 	Package string
 	// Trimpath builds with -trimpath (make image does, for reproducible
@@ -45,7 +57,11 @@ type Options struct {
 var epoch = time.Unix(0, 0).UTC()
 
 // Build compiles the binary per platform, assembles the images and writes
-// the index as an OCI layout tarball.
+// them as an OCI layout tarball of the shape registries and tools expect of
+// a multi-platform image: index.json names one image index (tagged through
+// its ref.name annotation), and that index lists one manifest per platform.
+// skopeo copy --all and crane copy it whole; an index.json listing the
+// platform manifests directly made skopeo ask which image to copy.
 func Build(o Options) error {
 	work, err := os.MkdirTemp("", "nodesmith-image-")
 	if err != nil {
@@ -55,20 +71,27 @@ func Build(o Options) error {
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, p := range o.Platforms {
 		bin := filepath.Join(work, p.Arch, "controller")
-		if err := compile(o.Package, bin, p, o.Trimpath); err != nil {
+		if err := compile(o.Package, bin, p, o); err != nil {
 			return err
 		}
-		img, err := image(bin, p)
+		img, err := image(bin, p, o)
 		if err != nil {
 			return fmt.Errorf("assembling the %s/%s image: %w", p.OS, p.Arch, err)
 		}
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{
-			Platform:    &v1.Platform{OS: p.OS, Architecture: p.Arch},
-			Annotations: map[string]string{"org.opencontainers.image.ref.name": o.Tag},
+			Platform: &v1.Platform{OS: p.OS, Architecture: p.Arch},
 		}})
 	}
+	idx, ok := mutate.Annotations(idx, o.annotations()).(v1.ImageIndex)
+	if !ok {
+		return fmt.Errorf("annotating the image index")
+	}
+	refAnn := o.annotations()
+	refAnn[AnnotationRefName] = o.Tag
+	top := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: idx, Descriptor: v1.Descriptor{Annotations: refAnn}})
 	dir := filepath.Join(work, "layout")
-	if _, err := layout.Write(dir, idx); err != nil {
+	if _, err := layout.Write(dir, top); err != nil {
 		return fmt.Errorf("writing the OCI layout: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(o.Out), 0o755); err != nil {
@@ -77,9 +100,32 @@ func Build(o Options) error {
 	return tarDir(dir, o.Out)
 }
 
-func compile(pkg, out string, p Platform, trimpath bool) error {
-	args := []string{"build", "-ldflags", "-s -w", "-o", out}
-	if trimpath {
+// annotations are the version, revision and source, on every manifest and index.
+func (o Options) annotations() map[string]string {
+	a := map[string]string{AnnotationSource: Source}
+	if o.Version != "" {
+		a[AnnotationVersion] = o.Version
+	}
+	if o.Revision != "" {
+		a[AnnotationRevision] = o.Revision
+	}
+	return a
+}
+
+// ldflags strip the binary and stamp pkg/version.
+func (o Options) ldflags() string {
+	flags := "-s -w"
+	for _, kv := range [][2]string{{"version", o.Version}, {"commit", o.Revision}, {"date", o.Date}} {
+		if kv[1] != "" {
+			flags += fmt.Sprintf(" -X github.com/nodesmith/nodesmith/pkg/version.%s=%s", kv[0], kv[1])
+		}
+	}
+	return flags
+}
+
+func compile(pkg, out string, p Platform, o Options) error {
+	args := []string{"build", "-ldflags", o.ldflags(), "-o", out}
+	if o.Trimpath {
 		args = append(args, "-trimpath")
 	}
 	cmd := exec.Command("go", append(args, pkg)...)
@@ -93,7 +139,7 @@ func compile(pkg, out string, p Platform, trimpath bool) error {
 
 // image is scratch plus one layer: the binary, and passwd/group files that
 // name the unprivileged user, so tools inside and outside see a name.
-func image(bin string, p Platform) (v1.Image, error) {
+func image(bin string, p Platform, o Options) (v1.Image, error) {
 	exe, err := os.ReadFile(bin)
 	if err != nil {
 		return nil, err
@@ -144,11 +190,17 @@ func image(bin string, p Platform) (v1.Image, error) {
 	cf.Config.Entrypoint = []string{Entrypoint}
 	cf.Config.User = fmt.Sprintf("%d:%d", UID, UID)
 	cf.Config.WorkingDir = "/"
-	cf.Config.Labels = map[string]string{
-		"org.opencontainers.image.title":  "nodesmith-controller",
-		"org.opencontainers.image.source": "https://github.com/nodesmith/nodesmith",
+	cf.Config.Labels = o.annotations()
+	cf.Config.Labels["org.opencontainers.image.title"] = "nodesmith-controller"
+	img, err = mutate.ConfigFile(img, cf)
+	if err != nil {
+		return nil, err
 	}
-	return mutate.ConfigFile(img, cf)
+	annotated, ok := mutate.Annotations(img, o.annotations()).(v1.Image)
+	if !ok {
+		return nil, fmt.Errorf("annotating the image manifest")
+	}
+	return annotated, nil
 }
 
 // tarDir writes dir's files into a tarball, sorted and with fixed times.

@@ -157,3 +157,25 @@ func IsLaunchRejected(err error) bool {
 	var e *LaunchRejectedError
 	return errors.As(err, &e)
 }
+
+// AccountSetupError, wrapped in a LaunchRejectedError, is a rejection whose cause is a one-time setup
+// step the cloud account lacks (AWS: the EC2 Spot service-linked role), not
+// the claim or the node class: every launch of that kind fails the same way
+// until someone fixes the account. Reason is the condition and Event reason
+// callers report it under; the message names the fix.
+type AccountSetupError struct {
+	Reason string
+	Err    error
+}
+
+func (e *AccountSetupError) Error() string { return e.Err.Error() }
+func (e *AccountSetupError) Unwrap() error { return e.Err }
+
+// AccountSetupReason is the Reason of an AccountSetupError err wraps, or "".
+func AccountSetupReason(err error) string {
+	var e *AccountSetupError
+	if errors.As(err, &e) {
+		return e.Reason
+	}
+	return ""
+}

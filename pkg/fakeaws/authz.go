@@ -383,6 +383,10 @@ func (s *Server) iamAuthorizations(p params) []iampolicy.Request {
 		path = "/"
 	}
 	arn := s.w.iamArn("instance-profile", path, name)
+	if p.get("Action") == "ListInstanceProfilesForRole" {
+		// Authorized on the role it lists for, as IAM does.
+		arn = s.w.iamArn("role", "/", p.get("RoleName"))
+	}
 	ctx := map[string][]string{}
 	tagContext(ctx, "aws:ResourceTag/", ip.Tags)
 	reqTags := iamTags(p)

@@ -204,6 +204,11 @@ func (w *World) CreateFleet(req FleetRequest) (FleetResult, error) {
 
 func (w *World) fulfil(req *FleetRequest, ct string, target int, res *FleetResult, reservation string) {
 	now := w.clock.Now()
+	if ct == CapacitySpot && w.opts.NoSpotServiceLinkedRole {
+		res.Errors = append(res.Errors, FleetError{Override: -1, Lifecycle: ct, Code: "AuthFailure.ServiceLinkedRoleCreationNotPermitted",
+			Message: "The provided credentials do not have permission to create the service-linked role for EC2 Spot Instances."})
+		return
+	}
 	var cands []*candidate
 	failed := map[int]bool{}
 	fail := func(i int, code, msg string) {

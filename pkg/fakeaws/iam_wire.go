@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -43,6 +44,7 @@ var iamActions = map[string]func(*Server, params) (func(x *xmlw), error){
 	"CreateInstanceProfile":         (*Server).iamCreateInstanceProfile,
 	"GetInstanceProfile":            (*Server).iamGetInstanceProfile,
 	"ListInstanceProfiles":          (*Server).iamListInstanceProfiles,
+	"ListInstanceProfilesForRole":   (*Server).iamListInstanceProfilesForRole,
 	"AddRoleToInstanceProfile":      (*Server).iamAddRoleToInstanceProfile,
 	"RemoveRoleFromInstanceProfile": (*Server).iamRemoveRoleFromInstanceProfile,
 	"DeleteInstanceProfile":         (*Server).iamDeleteInstanceProfile,
@@ -147,6 +149,34 @@ func (s *Server) iamListInstanceProfiles(p params) (func(x *xmlw), error) {
 			all = append(all, ip)
 		}
 	}
+	return s.instanceProfilePage(all, marker, limit), nil
+}
+
+// iamListInstanceProfilesForRole lists the profiles that hold the role, in
+// the pages ListInstanceProfiles uses; an unknown role is NoSuchEntity.
+func (s *Server) iamListInstanceProfilesForRole(p params) (func(x *xmlw), error) {
+	var v iamValidation
+	role := v.required(p, "RoleName", "roleName", iamRoleName)
+	marker := v.optional(p, "Marker", "marker", iamMarker)
+	limit := v.maxItems(p)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	if _, ok := s.w.role(role); !ok {
+		return nil, iamErr(404, "NoSuchEntity", "The role with name %s cannot be found.", role)
+	}
+	var all []InstanceProfile
+	for _, ip := range s.w.InstanceProfiles() {
+		if slices.Contains(ip.Roles, role) {
+			all = append(all, ip)
+		}
+	}
+	return s.instanceProfilePage(all, marker, limit), nil
+}
+
+// instanceProfilePage renders the page of all (sorted by name) that starts
+// at marker, the name to resume at.
+func (s *Server) instanceProfilePage(all []InstanceProfile, marker string, limit int) func(x *xmlw) {
 	from := 0
 	if marker != "" {
 		from = len(all)
@@ -174,7 +204,7 @@ func (s *Server) iamListInstanceProfiles(p params) (func(x *xmlw), error) {
 		if next != "" {
 			x.leaf("Marker", next)
 		}
-	}, nil
+	}
 }
 
 func (s *Server) iamGetRole(p params) (func(x *xmlw), error) {

@@ -111,6 +111,11 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	target := r.Header.Get("X-Amz-Target")
+	if r.Method == http.MethodGet && target == "" && len(body) == 0 {
+		// The Query APIs (EC2, IAM) take their parameters in the URL of a
+		// GET as well as in a POST's form body: served the same way.
+		body = []byte(r.URL.RawQuery)
+	}
 	if len(body) > MaxRequestBody || r.ContentLength > MaxRequestBody {
 		s.refuseTooLarge(rw, target, body)
 		return

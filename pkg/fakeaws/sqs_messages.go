@@ -37,6 +37,8 @@ type sendEntry struct {
 	MessageBody       *string
 	DelaySeconds      *int
 	MessageAttributes map[string]jsonAttr
+	// MessageSystemAttributes: SQS knows one, AWSTraceHeader (a String).
+	MessageSystemAttributes map[string]jsonAttr
 }
 
 // checkSend validates one message against the queue's limits and returns
@@ -44,6 +46,14 @@ type sendEntry struct {
 func (w *World) checkSend(qname string, e sendEntry) (int, error) {
 	if e.MessageBody == nil || *e.MessageBody == "" {
 		return 0, errMissingParameter("MessageBody")
+	}
+	for name, a := range e.MessageSystemAttributes {
+		if name != "AWSTraceHeader" {
+			return 0, errInvalidParameter("Message system attribute name '%s' is invalid; the only message system attribute is AWSTraceHeader.", name)
+		}
+		if a.DataType != "String" || a.StringValue == "" {
+			return 0, errInvalidParameter("Message system attribute AWSTraceHeader must be a non-empty String.")
+		}
 	}
 	if e.DelaySeconds != nil && (*e.DelaySeconds < 0 || *e.DelaySeconds > maxDelaySeconds) {
 		return 0, errInvalidParameter("Value %d for parameter DelaySeconds is invalid. Reason: DelaySeconds must be >= 0 and <= %d.", *e.DelaySeconds, maxDelaySeconds)
@@ -87,6 +97,10 @@ func (s *Server) send(qname string, e sendEntry) (map[string]string, error) {
 	out := map[string]string{"MessageId": m.id, "MD5OfMessageBody": m.md5Body}
 	if m.md5Attrs != "" {
 		out["MD5OfMessageAttributes"] = m.md5Attrs
+	}
+	if sys := toAttrs(e.MessageSystemAttributes); len(sys) > 0 {
+		// The same digest as for message attributes, over the system ones.
+		out["MD5OfMessageSystemAttributes"] = md5OfAttributes(sys)
 	}
 	return out, nil
 }

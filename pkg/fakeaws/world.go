@@ -49,6 +49,12 @@ type Options struct {
 	// (MaxSpotInstanceCountExceeded / VcpuLimitExceeded). Zero means unlimited.
 	SpotVCPUQuota     int
 	OnDemandVCPUQuota int
+	// NoSpotServiceLinkedRole plays an account that never ran spot, whose
+	// caller may not create the AWSServiceRoleForEC2Spot service-linked
+	// role: the spot part of every CreateFleet fails with
+	// AuthFailure.ServiceLinkedRoleCreationNotPermitted, as EC2 answers;
+	// on-demand launches are unaffected.
+	NoSpotServiceLinkedRole bool
 	// Roles are IAM roles that exist from the start, for instance profiles
 	// to hold. ClusterName also pre-creates NodeRoleName(ClusterName).
 	Roles []string

@@ -1,6 +1,8 @@
 package lifecycle
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -136,4 +138,27 @@ func indexOf(conds []metav1.Condition, t string) int {
 func sameCondition(a, b metav1.Condition) bool {
 	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message &&
 		a.ObservedGeneration == b.ObservedGeneration && a.LastTransitionTime.Equal(&b.LastTransitionTime)
+}
+
+// CloudAccountReady is a NodePool's CloudAccountReady condition from its
+// claims: False, with the claim's reason and message (which names the fix),
+// while one of them failed to launch for a setup step the cloud account
+// lacks; True otherwise. Claims are looked at in name order, so the
+// condition does not flap between two claims saying the same thing.
+func CloudAccountReady(claims []*nsv1.NodeClaim) metav1.Condition {
+	var failing *metav1.Condition
+	name := ""
+	for _, c := range claims {
+		l := meta.FindStatusCondition(c.Status.Conditions, nsv1.ConditionLaunched)
+		if l == nil || l.Status != metav1.ConditionFalse || !nsv1.IsAccountSetupReason(l.Reason) || c.DeletionTimestamp != nil {
+			continue
+		}
+		if failing == nil || c.Name < name {
+			failing, name = l, c.Name
+		}
+	}
+	if failing == nil {
+		return Condition(nsv1.ConditionCloudAccountReady, true, "", "")
+	}
+	return Condition(nsv1.ConditionCloudAccountReady, false, failing.Reason, fmt.Sprintf("nodeclaim %s: %s", name, failing.Message))
 }

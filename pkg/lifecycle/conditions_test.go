@@ -148,3 +148,39 @@ func TestMergeConditions(t *testing.T) {
 		})
 	}
 }
+
+func TestCloudAccountReady(t *testing.T) {
+	claim := func(name string, status metav1.ConditionStatus, reason, msg string) *nsv1.NodeClaim {
+		c := &nsv1.NodeClaim{}
+		c.Name = name
+		c.Status.Conditions = []metav1.Condition{{Type: nsv1.ConditionLaunched, Status: status, Reason: reason, Message: msg}}
+		return c
+	}
+	deleting := claim("a-deleting", metav1.ConditionFalse, nsv1.ReasonSpotServiceLinkedRoleMissing, "old")
+	deleting.DeletionTimestamp = &metav1.Time{}
+	for _, tc := range []struct {
+		name       string
+		claims     []*nsv1.NodeClaim
+		wantStatus metav1.ConditionStatus
+		wantReason string
+		wantMsg    string
+	}{
+		{name: "no claims", wantStatus: metav1.ConditionTrue, wantReason: nsv1.ConditionCloudAccountReady},
+		{name: "other launch failures are not the account's", claims: []*nsv1.NodeClaim{claim("a", metav1.ConditionFalse, "LaunchFailed", "quota")},
+			wantStatus: metav1.ConditionTrue, wantReason: nsv1.ConditionCloudAccountReady},
+		{name: "the first failing claim by name speaks", claims: []*nsv1.NodeClaim{
+			claim("b", metav1.ConditionFalse, nsv1.ReasonSpotServiceLinkedRoleMissing, "create the role (b)"),
+			claim("a", metav1.ConditionFalse, nsv1.ReasonSpotServiceLinkedRoleMissing, "create the role (a)"),
+			claim("c", metav1.ConditionTrue, nsv1.ConditionLaunched, ""),
+			deleting,
+		}, wantStatus: metav1.ConditionFalse, wantReason: nsv1.ReasonSpotServiceLinkedRoleMissing, wantMsg: "nodeclaim a: create the role (a)"},
+		{name: "a deleting claim no longer counts", claims: []*nsv1.NodeClaim{deleting}, wantStatus: metav1.ConditionTrue, wantReason: nsv1.ConditionCloudAccountReady},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := CloudAccountReady(tc.claims)
+			if got.Type != nsv1.ConditionCloudAccountReady || got.Status != tc.wantStatus || got.Reason != tc.wantReason || got.Message != tc.wantMsg {
+				t.Errorf("CloudAccountReady = %+v, want %s %s %q", got, tc.wantStatus, tc.wantReason, tc.wantMsg)
+			}
+		})
+	}
+}

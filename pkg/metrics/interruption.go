@@ -33,6 +33,9 @@ type Interruption struct {
 	QueueErrors *prometheus.CounterVec
 	// Latencies from the notice's receipt: node tainted, replacement
 	// planned for every pod, node drained.
+	// MessageAge is how long a message waited in the queue (SQS
+	// SentTimestamp) before the controller received it.
+	MessageAge         prometheus.Histogram
 	TaintLatency       prometheus.Histogram
 	ReplacementLatency prometheus.Histogram
 	DrainLatency       prometheus.Histogram
@@ -60,6 +63,7 @@ func newInterruption() Interruption {
 		QueueReady: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Subsystem: "interruption", Name: "queue_ready",
 			Help: "1 while the interruption queue answers, 0 while it is missing or access is denied."}),
 		QueueErrors:        vec("queue_errors_total", "Failed interruption queue calls, by error class.", LabelError),
+		MessageAge:         latency("message_age_seconds", "How long an interruption message waited in the queue (from its SQS SentTimestamp) before the controller received it."),
 		TaintLatency:       latency("taint_duration_seconds", "From receiving a notice to the node's disrupted taint."),
 		ReplacementLatency: latency("replacement_duration_seconds", "From receiving a notice to a planned place (a replacement or other room) for every pod of the node."),
 		DrainLatency:       latency("drain_duration_seconds", "From receiving a notice to the node drained of the pods that move."),
@@ -68,5 +72,5 @@ func newInterruption() Interruption {
 
 func (i Interruption) collectors() []prometheus.Collector {
 	return []prometheus.Collector{i.MessagesReceived, i.MessagesDeleted, i.MessagesIgnored, i.MessageErrors, i.Actions,
-		i.Interruptions, i.QueueReady, i.QueueErrors, i.TaintLatency, i.ReplacementLatency, i.DrainLatency}
+		i.Interruptions, i.QueueReady, i.QueueErrors, i.MessageAge, i.TaintLatency, i.ReplacementLatency, i.DrainLatency}
 }

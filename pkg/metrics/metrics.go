@@ -32,6 +32,9 @@ type Metrics struct {
 	QueueDepth         prometheus.Gauge
 	PodsPending        prometheus.Gauge
 	PodsUnschedulable  prometheus.Gauge
+	// PodsPendingOldest is the age of the oldest provisionable pending pod
+	// at the last provisioning round, 0 when none was pending.
+	PodsPendingOldest prometheus.Gauge
 
 	NodeClaimsCreated     *prometheus.CounterVec
 	NodeClaimsLaunched    *prometheus.CounterVec
@@ -81,6 +84,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: namespace, Name: "pods_unschedulable",
 			Help: "Pods the last batch could place on no existing, in-flight or new node.",
 		}),
+		PodsPendingOldest: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "pods_pending_oldest_age_seconds",
+			Help: "Age of the oldest provisionable pending pod at the last provisioning round (0: none pending).",
+		}),
 		NodeClaimsCreated: counter("nodeclaims_created_total", "NodeClaims created by the provisioner.", LabelNodePool, LabelReason),
 		NodeClaimsLaunched: counter("nodeclaims_launched_total", "NodeClaims whose instance launched.",
 			LabelNodePool, LabelCapacityType),
@@ -115,7 +122,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	for _, c := range append([]prometheus.Collector{
 		m.Disruption.Decisions, m.Disruption.Savings, m.Disruption.Candidates, m.Disruption.Skipped, m.Disruption.Allowed,
 		m.Disruption.ValidationFailures, m.Disruption.Aborted, m.Disruption.ReturnsToSpot, m.Disruption.Repairs, m.Disruption.PlanDuration,
-		m.SchedulingDuration, m.QueueDepth, m.PodsPending, m.PodsUnschedulable,
+		m.SchedulingDuration, m.QueueDepth, m.PodsPending, m.PodsUnschedulable, m.PodsPendingOldest,
 		m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered, m.NodeClaimsInitialized, m.NodeClaimsTerminated,
 		m.NodePoolUsage, m.NodePoolLimit, m.CostPerHour, m.CostNamespace, m.CostIdle, m.CapacityReservationAvailable, m.CloudCalls, m.CloudErrors, m.CloudDuration, m.CloudRetries,
 	}, m.Interruption.collectors()...) {

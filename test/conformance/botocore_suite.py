@@ -436,6 +436,16 @@ def iam_suite(iam, iam_loose):
          lambda r: r == ["conformance_b", "conformance_c", "conformance_profile"])
     call("iam ListInstanceProfiles one page", lambda: iam.list_instance_profiles(MaxItems=2),
          lambda r: len(r["InstanceProfiles"]) == 2 and r["IsTruncated"] and r["Marker"])
+    iam.add_role_to_instance_profile(InstanceProfileName="conformance_b", RoleName=NODE_ROLE)
+    call("iam ListInstanceProfilesForRole paginator", lambda: [p["InstanceProfileName"] for page in iam.get_paginator("list_instance_profiles_for_role").paginate(
+        RoleName=NODE_ROLE, PaginationConfig={"PageSize": 1}) for p in page["InstanceProfiles"]],
+         lambda r: r == ["conformance_b", "conformance_profile"])
+    call("iam ListInstanceProfilesForRole one page", lambda: iam.list_instance_profiles_for_role(RoleName=NODE_ROLE, MaxItems=1),
+         lambda r: [p["InstanceProfileName"] for p in r["InstanceProfiles"]] == ["conformance_b"] and r["IsTruncated"] and r["Marker"]
+         and [x["RoleName"] for x in r["InstanceProfiles"][0]["Roles"]] == [NODE_ROLE])
+    error("iam ListInstanceProfilesForRole unknown role", lambda: iam.list_instance_profiles_for_role(RoleName="missing"),
+          "NoSuchEntity", exception="NoSuchEntityException", status=404)
+    iam.remove_role_from_instance_profile(InstanceProfileName="conformance_b", RoleName=NODE_ROLE)
     error("iam DeleteInstanceProfile with a role", lambda: iam.delete_instance_profile(InstanceProfileName="conformance_profile"),
           "DeleteConflict", exception="DeleteConflictException", status=409)
     call("iam RemoveRoleFromInstanceProfile", lambda: iam.remove_role_from_instance_profile(InstanceProfileName="conformance_profile", RoleName=NODE_ROLE))
@@ -564,6 +574,23 @@ def sqs_suite(sqs, sqs_loose):
           "AWS.SimpleQueueService.UnsupportedOperation")
 
 
+def sqs_system_attributes_suite(sqs):
+    """MessageSystemAttributes (AWSTraceHeader) and the MD5 SQS answers for them."""
+    url = sqs.create_queue(QueueName="conformance-trace")["QueueUrl"]
+    trace = {"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1"}}
+    call("sqs SendMessage with MessageSystemAttributes: MD5OfMessageSystemAttributes as the developer guide computes it",
+         lambda: sqs.send_message(QueueUrl=url, MessageBody="traced", MessageSystemAttributes=trace),
+         lambda r: r["MD5OfMessageSystemAttributes"] == sqs_attributes_md5(trace) and "MD5OfMessageAttributes" not in r)
+    call("sqs SendMessageBatch with MessageSystemAttributes",
+         lambda: sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "t", "MessageBody": "traced", "MessageSystemAttributes": trace}]),
+         lambda r: [x["MD5OfMessageSystemAttributes"] for x in r["Successful"]] == [sqs_attributes_md5(trace)])
+    call("sqs SendMessage without MessageSystemAttributes leaves the MD5 out",
+         lambda: sqs.send_message(QueueUrl=url, MessageBody="plain"), lambda r: "MD5OfMessageSystemAttributes" not in r)
+    error("sqs SendMessage with an unknown system attribute", lambda: sqs.send_message(
+        QueueUrl=url, MessageBody="x", MessageSystemAttributes={"Colour": {"DataType": "String", "StringValue": "red"}}), "InvalidParameterValue")
+    sqs.delete_queue(QueueUrl=url)
+
+
 def ssm_suite(ssm, ssm_loose):
     error("ssm GetParameter unknown", lambda: ssm.get_parameter(Name="/aws/service/eks/optimized-ami/1.99/amazon-linux-2023/x86_64/standard/recommended/image_id"),
           "ParameterNotFound", exception="ParameterNotFound")
@@ -572,10 +599,47 @@ def ssm_suite(ssm, ssm_loose):
     error("ssm unsimulated operation", lambda: ssm.get_parameters_by_path(Path="/aws"), "UnknownOperationException")
 
 
+def query_get(client, service, action, params):
+    """A SigV4-signed GET of a Query API action (EC2 and IAM take the
+    parameters in the URL as well as in a POST body; botocore itself always
+    POSTs), its answer parsed by botocore's own parser for the operation."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    from botocore.parsers import create_parser
+
+    model = client.meta.service_model
+    query = dict(params, Action=action, Version=model.api_version)
+    req = AWSRequest(method="GET", url=ENDPOINT.rstrip("/") + "/?" + urllib.parse.urlencode(sorted(query.items())))
+    SigV4Auth(Credentials("fake", "fake"), service, REGION).add_auth(req)
+    prepared = req.prepare()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(prepared.url, headers=dict(prepared.headers), method="GET")) as resp:
+            status, headers, body = resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as e:
+        status, headers, body = e.code, dict(e.headers), e.read()
+    op = model.operation_model(action)
+    parsed = create_parser(model.protocol).parse({"body": body, "headers": headers, "status_code": status}, op.output_shape)
+    return status, parsed
+
+
+def query_get_suite(ec2):
+    call("ec2 DescribeInstanceTypes by GET (Query API parameters in the URL)",
+         lambda: query_get(ec2, "ec2", "DescribeInstanceTypes", {"InstanceType.1": "m5.large"}),
+         lambda r: r[0] == 200 and [t["InstanceType"] for t in r[1]["InstanceTypes"]] == ["m5.large"])
+    call("ec2 DescribeInstanceTypes by GET: an unknown type is the same error as by POST",
+         lambda: query_get(ec2, "ec2", "DescribeInstanceTypes", {"InstanceType.1": "m9.nothing"}),
+         lambda r: r[0] == 400 and r[1].get("Error", {}).get("Code") == "InvalidInstanceType")
+
+
 def main():
     (ec2, ec2_loose), (iam, iam_loose), (sqs, sqs_loose), (ssm, ssm_loose) = session_clients()
-    for name, suite in [("ec2", lambda: ec2_suite(ec2, ec2_loose, ssm)), ("iam", lambda: iam_suite(iam, iam_loose)),
-                        ("sqs", lambda: sqs_suite(sqs, sqs_loose)), ("ssm", lambda: ssm_suite(ssm, ssm_loose))]:
+    for name, suite in [("ec2", lambda: ec2_suite(ec2, ec2_loose, ssm)), ("ec2 by GET", lambda: query_get_suite(ec2)),
+                        ("iam", lambda: iam_suite(iam, iam_loose)),
+                        ("sqs", lambda: sqs_suite(sqs, sqs_loose)), ("sqs system attributes", lambda: sqs_system_attributes_suite(sqs)), ("ssm", lambda: ssm_suite(ssm, ssm_loose))]:
         try:
             suite()
         except Exception:

@@ -53,6 +53,7 @@ func TestLab(t *testing.T) {
 		{"15_node_repair_replaces_an_unhealthy_node", nodeRepair},
 		{"16_capacity_buffer_keeps_a_node_warm", bufferKeepsANodeWarm},
 		{"17_reservation_filled_first_and_given_back", reservedCapacity},
+		{"18_provisioning_request_all_or_nothing", provisioningRequestAtomic},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {

@@ -54,9 +54,16 @@ func valuesFile(t *testing.T, yaml string) string {
 }
 
 func TestHelmLint(t *testing.T) {
-	out, err := helm(t, "lint", "--strict", chartDir(), "--set", "clusterName=demo")
-	if err != nil {
-		t.Fatalf("helm lint: %v\n%s", err, out)
+	for name, extra := range map[string][]string{
+		"defaults":                nil,
+		"alerts and dashboard on": {"--set", "prometheusRule.enabled=true", "--set", "grafanaDashboard.enabled=true", "--set", "serviceMonitor.enabled=true"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := helm(t, append([]string{"lint", "--strict", chartDir(), "--set", "clusterName=demo"}, extra...)...)
+			if err != nil {
+				t.Fatalf("helm lint: %v\n%s", err, out)
+			}
+		})
 	}
 }
 

@@ -121,6 +121,9 @@ func (q *Queue) process(ctx context.Context, url string, batch []sqstypes.Messag
 	for i, m := range batch {
 		parsed[i] = messages.Parse(aws.ToString(m.Body))
 		q.Metrics.Interruption.MessagesReceived.WithLabelValues(string(parsed[i].Kind)).Inc()
+		if sent, ok := sentAt(m); ok {
+			q.Metrics.Interruption.MessageAge.Observe(max(0, received.Sub(sent).Seconds()))
+		}
 		for _, id := range parsed[i].InstanceIDs {
 			u, ok := byInstance[id]
 			if !ok {
@@ -192,4 +195,14 @@ func (q *Queue) runUnits(ctx context.Context, parsed []messages.Message, units [
 		results[i] = outcome{managed: managed, err: err}
 	})
 	return results
+}
+
+// sentAt is when SQS received the message (its SentTimestamp attribute,
+// milliseconds since the epoch).
+func sentAt(m sqstypes.Message) (time.Time, bool) {
+	ms, err := strconv.ParseInt(m.Attributes[string(sqstypes.MessageSystemAttributeNameSentTimestamp)], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms), true
 }

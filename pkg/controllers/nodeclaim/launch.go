@@ -164,8 +164,13 @@ func (l *Launcher) Record(ctx context.Context, claim, created *nsv1.NodeClaim, e
 			// Persisted with the status, so a restart retries the new one.
 			cloudprovider.NextLaunchAttempt(claim)
 		}
-		lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, false, "LaunchFailed", err.Error()), claim.Generation, now)
-		l.recorder.Publish(events.Warning(claim, events.ReasonLaunchFailed, "Launch", err.Error()))
+		reason := events.ReasonLaunchFailed
+		if r := cloudprovider.AccountSetupReason(err); r != "" {
+			// The account lacks a one-time step; the message names it.
+			reason = r
+		}
+		lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, false, reason, err.Error()), claim.Generation, now)
+		l.recorder.Publish(events.Warning(claim, reason, "Launch", err.Error()))
 		return Failed, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
 	}
 	PopulateStatus(claim, created)

@@ -3,10 +3,12 @@ package nodeclaim
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
@@ -165,5 +167,31 @@ func TestLaunchAttemptMovesOnOnlyAfterARejection(t *testing.T) {
 	}
 	if want := []int{0, 1, 1, 2}; !slices.Equal(attempts, want) {
 		t.Errorf("Create saw launch attempts %v, want %v", attempts, want)
+	}
+}
+
+// A launch the cloud rejects for an account setup step (the EC2 Spot
+// service-linked role) says so in the Launched condition's reason and in an
+// Event of that reason, with the fix in the message.
+func TestAccountSetupRejectionNamesTheFix(t *testing.T) {
+	f := newFixture()
+	fix := "create it with aws iam create-service-linked-role --aws-service-name spot.amazonaws.com"
+	f.cloud.NextCreateErrs = []error{cloudprovider.NewLaunchRejectedError(&cloudprovider.AccountSetupError{
+		Reason: "SpotServiceLinkedRoleMissing", Err: errors.New("AuthFailure.ServiceLinkedRoleCreationNotPermitted: " + fix)})}
+	claim := create(t, controllertest.NodeClaim(uniq("slr"), "pool-a"))
+	if _, err := f.reconcile(t, claim.Name); err == nil {
+		t.Fatal("Reconcile succeeded; want the rejection")
+	}
+	c := meta.FindStatusCondition(get(t, claim.Name).Status.Conditions, nsv1.ConditionLaunched)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "SpotServiceLinkedRoleMissing" || !strings.Contains(c.Message, fix) {
+		t.Fatalf("Launched condition %+v, want False, reason SpotServiceLinkedRoleMissing, the fix in the message", c)
+	}
+	found := false
+	for len(f.events.Events) > 0 {
+		e := <-f.events.Events
+		found = found || strings.HasPrefix(e, "Warning SpotServiceLinkedRoleMissing ") && strings.Contains(e, fix)
+	}
+	if !found {
+		t.Error("no Warning event SpotServiceLinkedRoleMissing naming the fix")
 	}
 }

@@ -3,6 +3,7 @@ package nodeclaim
 import (
 	"context"
 	"fmt"
+	"k8s.io/client-go/tools/events"
 	"os"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ type fixture struct {
 	clk      *clocktesting.FakeClock
 	cluster  *state.Cluster
 	replayed []types.UID
+	events   *events.FakeRecorder
 }
 
 func newFixture() *fixture {
@@ -39,7 +41,8 @@ func newFixture() *fixture {
 		clk:   clocktesting.NewFakeClock(time.Now()),
 	}
 	f.cluster = state.NewCluster(h.Client, f.clk, time.Minute)
-	rec, _ := controllertest.Recorder(f.clk)
+	rec, fr := controllertest.Recorder(f.clk)
+	f.events = fr
 	f.c = New(h.Client, f.cloud, f.cluster, f.clk, rec, controllertest.Metrics(), Options{
 		Timeouts: lifecycle.Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute},
 		Replan:   func(p []types.UID) { f.replayed = append(f.replayed, p...) },

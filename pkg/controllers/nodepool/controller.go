@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,7 +50,14 @@ type Controller struct {
 	// reconcile. Reused while the pool's generation and its class's
 	// resourceVersion are unchanged, for at most revalidate.
 	validated map[string]validation
+	// exported are the usage and limit series set per pool, so a resource
+	// dropped from a pool's limits or usage, or a deleted pool, leaves no
+	// stale series behind.
+	exported map[string]poolSeries
 }
+
+// poolSeries are the resource labels of one pool's usage and limit gauges.
+type poolSeries struct{ usage, limit map[string]bool }
 
 type validation struct {
 	uid        types.UID
@@ -62,7 +70,7 @@ type validation struct {
 // New builds the controller; types validates pools against what their node
 // class can launch.
 func New(kube client.Client, its InstanceTypes, clk clock.Clock, m *metrics.Metrics) *Controller {
-	return &Controller{kube: kube, types: its, clk: clk, metrics: m, validated: map[string]validation{}}
+	return &Controller{kube: kube, types: its, clk: clk, metrics: m, validated: map[string]validation{}, exported: map[string]poolSeries{}}
 }
 
 // Controller declares the controller: NodePools, their NodeClaims and
@@ -106,6 +114,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			c.mu.Lock()
 			delete(c.validated, req.Name)
 			c.mu.Unlock()
+			c.forget(req.Name)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -138,6 +147,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	lifecycle.SetCondition(&pool.Status.Conditions, valid, pool.Generation, now)
+	lifecycle.SetCondition(&pool.Status.Conditions, lifecycle.CloudAccountReady(items), pool.Generation, now)
 	lifecycle.SetCondition(&pool.Status.Conditions, lifecycle.PoolReady(pool.Status.Conditions), pool.Generation, now)
 	c.export(pool)
 	if equality.Semantic.DeepEqual(base.Status, pool.Status) {
@@ -226,14 +236,43 @@ func (c *Controller) nodeClassReady(ctx context.Context, pool *nsv1.NodePool) (m
 	return lifecycle.Condition(nsv1.ConditionNodeClassReady, true, "", ""), nc.ResourceVersion, nil
 }
 
-// export sets the pool's usage and limit gauges; its cost is exported by
+// export sets the pool's usage and limit gauges and deletes the series of
+// resources it no longer reports; its cost is exported by
 // pkg/controllers/cost with the rest of the fleet's.
 func (c *Controller) export(pool *nsv1.NodePool) {
+	now := poolSeries{usage: map[string]bool{}, limit: map[string]bool{}}
 	for name, q := range pool.Status.Resources {
 		c.metrics.NodePoolUsage.WithLabelValues(pool.Name, string(name)).Set(q.AsApproximateFloat64())
+		now.usage[string(name)] = true
 	}
 	c.metrics.NodePoolUsage.WithLabelValues(pool.Name, string(nsv1.ResourceNodes)).Set(float64(pool.Status.Nodes))
+	now.usage[string(nsv1.ResourceNodes)] = true
 	for name, q := range pool.Spec.Limits {
 		c.metrics.NodePoolLimit.WithLabelValues(pool.Name, string(name)).Set(q.AsApproximateFloat64())
+		now.limit[string(name)] = true
 	}
+	c.mu.Lock()
+	before := c.exported[pool.Name]
+	c.exported[pool.Name] = now
+	c.mu.Unlock()
+	for r := range before.usage {
+		if !now.usage[r] {
+			c.metrics.NodePoolUsage.DeleteLabelValues(pool.Name, r)
+		}
+	}
+	for r := range before.limit {
+		if !now.limit[r] {
+			c.metrics.NodePoolLimit.DeleteLabelValues(pool.Name, r)
+		}
+	}
+}
+
+// forget deletes a deleted pool's usage and limit series, also those a
+// previous process set (DeletePartialMatch needs no record of them).
+func (c *Controller) forget(pool string) {
+	c.mu.Lock()
+	delete(c.exported, pool)
+	c.mu.Unlock()
+	c.metrics.NodePoolUsage.DeletePartialMatch(prometheus.Labels{metrics.LabelNodePool: pool})
+	c.metrics.NodePoolLimit.DeletePartialMatch(prometheus.Labels{metrics.LabelNodePool: pool})
 }

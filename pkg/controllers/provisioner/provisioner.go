@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/clock"
@@ -183,6 +184,7 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 	pending := gathered.Pods
 	buffered := p.cluster.BufferPods()
 	p.metrics.PodsPending.Set(float64(len(pending)))
+	p.metrics.PodsPendingOldest.Set(oldestAge(pending, p.clk.Now()))
 	if len(pending) == 0 {
 		p.metrics.PodsUnschedulable.Set(0)
 		if len(buffered) == 0 {
@@ -255,4 +257,13 @@ func (p *Provisioner) pools(ctx context.Context, snap *state.Snapshot) map[strin
 		out[np.Name] = its
 	}
 	return out
+}
+
+// oldestAge is the age in seconds of the oldest pod in pods, 0 for none.
+func oldestAge(pods []*corev1.Pod, now time.Time) float64 {
+	age := 0.0
+	for _, p := range pods {
+		age = max(age, now.Sub(p.CreationTimestamp.Time).Seconds())
+	}
+	return age
 }

@@ -87,7 +87,7 @@ func (m *Module) Blocks(typ string, labels ...string) []*hclsyntax.Block {
 }
 
 var functions = map[string]function.Function{
-	"replace": stdlib.ReplaceFunc, "format": stdlib.FormatFunc, "lower": stdlib.LowerFunc,
+	"replace": replaceFunc, "format": stdlib.FormatFunc, "lower": stdlib.LowerFunc,
 	"jsonencode": stdlib.JSONEncodeFunc, "coalesce": stdlib.CoalesceFunc,
 }
 

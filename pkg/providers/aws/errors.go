@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
 
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 )
 
@@ -33,7 +34,20 @@ const (
 	codeIdempotentMismatch = "IdempotentParameterMismatch"
 	// codeNoSuchEntity is IAM's not-found.
 	codeNoSuchEntity = "NoSuchEntity"
+	// codeSpotServiceLinkedRole: the account has no AWSServiceRoleForEC2Spot
+	// and the caller may not create it (iam:CreateServiceLinkedRole), so
+	// EC2 refuses every spot request; on-demand launches are unaffected.
+	codeSpotServiceLinkedRole = "AuthFailure.ServiceLinkedRoleCreationNotPermitted"
 )
+
+// ReasonSpotServiceLinkedRole is the NodeClaim condition and Event reason of
+// a spot launch EC2 refused for want of the Spot service-linked role.
+const ReasonSpotServiceLinkedRole = nsv1.ReasonSpotServiceLinkedRoleMissing
+
+// hintSpotServiceLinkedRole is the fix, said wherever the error is.
+const hintSpotServiceLinkedRole = "the account has no EC2 Spot service-linked role (AWSServiceRoleForEC2Spot) and the controller may not create it: " +
+	"create it once per account with `aws iam create-service-linked-role --aws-service-name spot.amazonaws.com` " +
+	"or examples/terraform's -var create_spot_service_linked_role=true; the next launch attempt then succeeds"
 
 // Kind classifies an AWS error for the caller's decision.
 type Kind int

@@ -8,6 +8,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/providers/aws/plan"
 )
 
@@ -21,7 +22,7 @@ func (p *Provider) markFailures(pl plan.Plan, errs []ec2types.CreateFleetError) 
 	for _, o := range pl.Options {
 		zoneOf[o.SubnetID] = o.Zone
 	}
-	var unauthorized, quota error
+	var unauthorized, quota, setup error
 	for _, e := range errs {
 		code, msg := aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage)
 		ct := pl.CapacityType
@@ -76,6 +77,10 @@ func (p *Provider) markFailures(pl plan.Plan, errs []ec2types.CreateFleetError) 
 				}
 			}
 			retry = true
+		case code == codeSpotServiceLinkedRole:
+			// No offering fixes this and retrying spot cannot: the account
+			// needs a one-time step, which the error names.
+			setup = &cloudprovider.AccountSetupError{Reason: ReasonSpotServiceLinkedRole, Err: fmt.Errorf("%s: %s (%s)", code, msg, hintSpotServiceLinkedRole)}
 		case isInstanceProfileError(code, msg):
 			// No offering fixes this; Resolve must look at IAM again.
 			p.forgetInstanceProfiles()
@@ -87,6 +92,8 @@ func (p *Provider) markFailures(pl plan.Plan, errs []ec2types.CreateFleetError) 
 		}
 	}
 	switch {
+	case setup != nil:
+		return false, setup
 	case unauthorized != nil:
 		return false, unauthorized
 	case retry:

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 
@@ -182,4 +184,14 @@ func (p *Provider) resolveCached(ctx context.Context, nc *awsv1.EC2NodeClass) (*
 	p.resolved[nc.Name] = resolvedEntry{key: key, at: now, r: r}
 	p.resolveMu.Unlock()
 	return r, nil
+}
+
+// Ping makes one cheap read (DescribeSubnets, at most 5) that the
+// controller's policy grants, to learn that EC2 answers with these
+// credentials; the controller is not ready before it succeeds.
+func (p *Provider) Ping(ctx context.Context) error {
+	if _, err := p.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{MaxResults: aws.Int32(5)}); err != nil {
+		return fmt.Errorf("asking EC2 (DescribeSubnets): %w", explain(err))
+	}
+	return nil
 }
