@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
@@ -166,7 +167,7 @@ func (s *Sim) setupAWS() error {
 // Scheme holds the kinds the simulated API server stores.
 func Scheme() (*runtime.Scheme, error) {
 	sch := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme, cbv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme, cbv1.AddToScheme, nsv1alpha1.AddToScheme} {
 		if err := add(sch); err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	v1 "github.com/nodesmith/nodesmith/apis/v1"
 )
@@ -20,6 +21,7 @@ func NewScheme() (*runtime.Scheme, error) {
 		v1.AddToScheme,
 		awsv1.AddToScheme,
 		cbv1.AddToScheme,
+		nsv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
