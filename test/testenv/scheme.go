@@ -6,9 +6,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
-	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	v1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 )
 
 // NewScheme knows the built-in Kubernetes types (core, apps, policy,
