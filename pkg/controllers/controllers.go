@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider/overlay"
 	"github.com/nodesmith/nodesmith/pkg/controllers/capacitybuffer"
 	"github.com/nodesmith/nodesmith/pkg/controllers/costmetrics"
 	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
@@ -142,7 +143,9 @@ func New(cfg Config) (*Set, error) {
 	}
 	clk := cfg.Clock
 	kube := cfg.Kube
-	cloud := metrics.Instrument(cfg.Cloud, cfg.Metrics)
+	// NodeOverlays reprice the instance types every controller reads
+	// (pkg/cloudprovider/overlay); launches pass through.
+	cloud := overlay.Wrap(metrics.Instrument(cfg.Cloud, cfg.Metrics), kube)
 	m := cfg.Metrics
 	rec := nsevents.NewRecorder(cfg.Events, clk, 5*time.Minute)
 	cluster := state.NewCluster(kube, clk, o.NominationTTL)

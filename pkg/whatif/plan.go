@@ -74,6 +74,19 @@ type Claim struct {
 	PerHour      float64 `json:"dollarsPerHour"`
 	// Options is how many (type, zone, capacity type) choices it may launch as.
 	Options int `json:"options"`
+	// PricedBy names the NodeOverlay that set PerHour; empty when it is
+	// the cloud's price.
+	PricedBy string `json:"pricedBy,omitempty"`
+}
+
+// pricedBy is the overlay that priced o (catalog.ApplyOverlays).
+func pricedBy(o scheduling.LaunchOption) string {
+	for _, of := range o.InstanceType.Offerings {
+		if of.Zone == o.Zone && of.CapacityType == o.CapacityType && of.Price == o.Price {
+			return of.PricedBy
+		}
+	}
+	return ""
 }
 
 // PodReason is a pod and the solver's reason.
@@ -137,7 +150,7 @@ func Plan(snap *Snapshot, mode Mode, opts Options) (*PlanResult, error) {
 		o := c.Options[0]
 		items = append(items, cost.Item{NodePool: c.NodePool, CapacityType: o.CapacityType, InstanceType: o.InstanceType.Name, PerHour: o.Price})
 		out.Claims = append(out.Claims, Claim{NodePool: c.NodePool, Pods: len(c.Pods), InstanceType: o.InstanceType.Name,
-			Zone: o.Zone, CapacityType: o.CapacityType, PerHour: o.Price, Options: len(c.Options)})
+			Zone: o.Zone, CapacityType: o.CapacityType, PerHour: o.Price, Options: len(c.Options), PricedBy: pricedBy(o)})
 		onNew = append(onNew, c.Pods...)
 	}
 	out.New = cost.Sum(items)

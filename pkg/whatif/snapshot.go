@@ -14,6 +14,7 @@ import (
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
@@ -49,6 +50,9 @@ type Snapshot struct {
 	// and explain node counts as used (provisioning.ResolveBuffer).
 	PodTemplates    []corev1.PodTemplate  `json:"podTemplates,omitempty"`
 	CapacityBuffers []cbv1.CapacityBuffer `json:"capacityBuffers,omitempty"`
+	// NodeOverlays reprice and add capacity to instance types, as the
+	// controller applies them (catalog.ApplyOverlays).
+	NodeOverlays []nsv1alpha1.NodeOverlay `json:"nodeOverlays,omitempty"`
 
 	// UnavailableOfferings are offerings to treat as out of capacity, as
 	// the controller's insufficient-capacity cache would. That cache lives

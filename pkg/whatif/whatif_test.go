@@ -19,6 +19,7 @@ import (
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
@@ -454,6 +455,42 @@ func TestExplainPodUsesTheClassReservations(t *testing.T) {
 			}
 			if tt.want == nsv1.CapacityTypeReserved && (r.Claim.InstanceType != "m6i.xlarge" || r.Claim.PerHour != 0) {
 				t.Errorf("reserved claim %+v, want m6i.xlarge at $0/h", r.Claim)
+			}
+		})
+	}
+}
+
+// explain pod reads NodeOverlay prices as the controller does: an overlay
+// that makes spot dearer than on-demand turns the claim to on-demand, and
+// the claim names the overlay that priced it.
+func TestExplainPodReadsNodeOverlayPrices(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		overlays []nsv1alpha1.NodeOverlay
+		wantCT   string
+		wantBy   string
+	}{
+		{"no overlay", nil, nsv1.CapacityTypeSpot, ""},
+		{"spot made dear, on-demand discounted", []nsv1alpha1.NodeOverlay{
+			{ObjectMeta: metav1.ObjectMeta{Name: "spot-tax"}, Spec: nsv1alpha1.NodeOverlaySpec{
+				Requirements:    []nsv1.NodeSelectorRequirementWithMinValues{{Key: nsv1.LabelCapacityType, Operator: corev1.NodeSelectorOpIn, Values: []string{"spot"}}},
+				PriceAdjustment: ptrTo("+10")}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "od-discount"}, Spec: nsv1alpha1.NodeOverlaySpec{
+				Requirements:    []nsv1.NodeSelectorRequirementWithMinValues{{Key: nsv1.LabelCapacityType, Operator: corev1.NodeSelectorOpIn, Values: []string{"on-demand"}}},
+				PriceAdjustment: ptrTo("-50%")}},
+		}, nsv1.CapacityTypeOnDemand, "od-discount"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := baseSnapshot()
+			s.NodePools = []nsv1.NodePool{nodePool("default", req(nsv1.LabelCapacityType, corev1.NodeSelectorOpIn, "spot", "on-demand"))}
+			s.NodeOverlays = tt.overlays
+			s.Pods, s.Nodes, s.NodeClaims = []corev1.Pod{pendingPod("p", "3", "4Gi")}, nil, nil
+			r, err := ExplainPod(s, "default", "p", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Claim == nil || r.Claim.CapacityType != tt.wantCT || r.Claim.PricedBy != tt.wantBy {
+				t.Fatalf("claim = %+v, want %s priced by %q", r.Claim, tt.wantCT, tt.wantBy)
 			}
 		})
 	}
