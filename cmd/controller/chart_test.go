@@ -149,8 +149,10 @@ var rbacAudit = map[string][]string{
 	"nodesmith.sh/nodeclaims/status": {"patch"},
 	"nodesmith.sh/nodepools":         {"get", "list", "watch"},
 	"nodesmith.sh/nodepools/status":  {"patch"},
-	// NodeOverlays reprice every controller's instance types (cloudprovider/overlay).
+	// NodeOverlays reprice every controller's instance types (cloudprovider/overlay);
+	// the nodeoverlay controller writes their status.
 	"nodesmith.sh/nodeoverlays":              {"get", "list", "watch"},
+	"nodesmith.sh/nodeoverlays/status":       {"patch"},
 	"aws.nodesmith.sh/ec2nodeclasses":        {"get", "list", "patch", "watch"},
 	"aws.nodesmith.sh/ec2nodeclasses/status": {"patch"},
 	"/nodes":                                 {"delete", "get", "list", "patch", "watch"},
