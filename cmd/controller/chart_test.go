@@ -151,8 +151,10 @@ var rbacAudit = map[string][]string{
 	"nodesmith.sh/nodepools/status":  {"patch"},
 	// NodeOverlays reprice every controller's instance types (cloudprovider/overlay);
 	// the nodeoverlay controller writes their status.
-	"nodesmith.sh/nodeoverlays":              {"get", "list", "watch"},
-	"nodesmith.sh/nodeoverlays/status":       {"patch"},
+	"nodesmith.sh/nodeoverlays":        {"get", "list", "watch"},
+	"nodesmith.sh/nodeoverlays/status": {"patch"},
+	// Commitments: the cluster snapshot the solver plans from (state.Cluster).
+	"nodesmith.sh/commitments":               {"get", "list", "watch"},
 	"aws.nodesmith.sh/ec2nodeclasses":        {"get", "list", "patch", "watch"},
 	"aws.nodesmith.sh/ec2nodeclasses/status": {"patch"},
 	"/nodes":                                 {"delete", "get", "list", "patch", "watch"},
