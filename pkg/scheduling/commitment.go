@@ -22,25 +22,42 @@ import (
 // resetCommitments starts the ledger over: the commitments, less the
 // on-demand nodes running or in flight.
 func (s *solver) resetCommitments() {
-	s.ledger = nil
-	if len(s.in.Commitments) == 0 {
-		return
+	s.ledger = CommitmentLedger(s.in)
+}
+
+// CommitmentLedger is in's commitments less the on-demand nodes running or
+// in flight (nodes marked for deletion are not charged); nil without
+// commitments. Plan reporting charges claims to it as the solver does.
+func CommitmentLedger(in Input) *catalog.Ledger {
+	if len(in.Commitments) == 0 {
+		return nil
 	}
-	s.ledger = catalog.NewLedger(s.in.Commitments)
+	l := catalog.NewLedger(in.Commitments)
 	byName := map[string]*catalog.InstanceType{}
-	for _, p := range s.in.NodePools {
+	for _, p := range in.NodePools {
 		for _, it := range p.InstanceTypes {
 			byName[it.Name] = it
 		}
 	}
-	for _, n := range s.in.Nodes {
+	for _, n := range in.Nodes {
 		if n.MarkedForDeletion || n.Labels[nsv1.LabelCapacityType] != nsv1.CapacityTypeOnDemand {
 			continue
 		}
 		if it := byName[n.Labels[corev1.LabelInstanceTypeStable]]; it != nil {
-			s.ledger.ChargeType(it, nsv1.CapacityTypeOnDemand)
+			l.ChargeType(it, nsv1.CapacityTypeOnDemand)
 		}
 	}
+	return l
+}
+
+// ChargeClaim charges an on-demand claim's cheapest option to l and
+// returns the part covered; zero for other claims or a nil ledger.
+func ChargeClaim(l *catalog.Ledger, c *ClaimPlan) float64 {
+	if l.Empty() || len(c.Options) == 0 || c.Options[0].CapacityType != nsv1.CapacityTypeOnDemand {
+		return 0
+	}
+	o := c.Options[0]
+	return l.Charge(o.InstanceType.Family, o.InstanceType.Region(), o.Price)
 }
 
 // marginalPrice is what slot si of pt counts as when a claim's capacity type is
@@ -56,9 +73,5 @@ func (s *solver) marginalPrice(pt *poolType, si int) float64 {
 // chargeCommitments charges an on-demand claim's cheapest option to the
 // ledger and records the part covered.
 func (s *solver) chargeCommitments(c *ClaimPlan) {
-	if s.ledger.Empty() || len(c.Options) == 0 || c.Options[0].CapacityType != nsv1.CapacityTypeOnDemand {
-		return
-	}
-	o := c.Options[0]
-	c.Committed = s.ledger.Charge(o.InstanceType.Family, o.InstanceType.Region(), o.Price)
+	c.Committed = ChargeClaim(s.ledger, c)
 }

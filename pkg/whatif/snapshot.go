@@ -15,6 +15,7 @@ import (
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
@@ -53,6 +54,9 @@ type Snapshot struct {
 	// NodeOverlays reprice and add capacity to instance types, as the
 	// controller applies them (catalog.ApplyOverlays).
 	NodeOverlays []nsv1alpha1.NodeOverlay `json:"nodeOverlays,omitempty"`
+	// Commitments (Savings Plans, RIs) the solver charges on-demand to,
+	// as the controller does.
+	Commitments []nsv1alpha1.Commitment `json:"commitments,omitempty"`
 
 	// UnavailableOfferings are offerings to treat as out of capacity, as
 	// the controller's insufficient-capacity cache would. That cache lives
@@ -96,6 +100,7 @@ func (s *Snapshot) Index() *provisioning.Snapshot {
 	idx := provisioning.NewSnapshot(ptrs(s.Pods), ptrs(s.Nodes), ptrs(s.NodeClaims), ptrs(s.NodePools),
 		ptrs(s.DaemonSets), ptrs(s.PodDisruptionBudgets))
 	idx.Storage = provisioning.NewStorage(ptrs(s.PersistentVolumeClaims), ptrs(s.PersistentVolumes), ptrs(s.StorageClasses))
+	idx.Commitments, _ = catalog.CommitmentsFrom(s.Commitments)
 	return idx
 }
 

@@ -495,3 +495,45 @@ func TestExplainPodReadsNodeOverlayPrices(t *testing.T) {
 		})
 	}
 }
+
+// plan reads the snapshot's commitments as the controller does: a Compute
+// Savings Plan larger than the repack turns its spot claims to on-demand,
+// all prepaid, and the comparison shows the plan solved ignoring it
+// (spot, of which the commitment covers nothing) adding more.
+func TestPlanShowsCostWithAndWithoutCommitments(t *testing.T) {
+	s := baseSnapshot()
+	s.NodePools = []nsv1.NodePool{nodePool("default", req(nsv1.LabelCapacityType, corev1.NodeSelectorOpIn, "spot", "on-demand"))}
+	plain, err := Plan(s, ModeRepack, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Commitments != nil {
+		t.Fatalf("no commitment, yet a comparison %+v", plain.Commitments)
+	}
+	for _, c := range plain.Claims {
+		if c.CapacityType != nsv1.CapacityTypeSpot {
+			t.Fatalf("without commitments claim %+v, want spot", c)
+		}
+	}
+	s.Commitments = []nsv1alpha1.Commitment{{ObjectMeta: metav1.ObjectMeta{Name: "sp"},
+		Spec: nsv1alpha1.CommitmentSpec{Type: nsv1alpha1.CommitmentComputeSavingsPlan, HourlyCommitment: "50"}}}
+	r, err := Plan(s, ModeRepack, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Claims {
+		if c.CapacityType != nsv1.CapacityTypeOnDemand {
+			t.Errorf("under a $50/h Savings Plan claim %+v, want on-demand", c)
+		}
+	}
+	c := r.Commitments
+	if c == nil {
+		t.Fatal("no commitment comparison")
+	}
+	if !near(c.CoveredPerHour, c.ListPerHour) || c.AddedPerHour > 1e-9 {
+		t.Errorf("with: %+v, want all of the on-demand covered", c)
+	}
+	if c.IgnoringCoveredPerHour != 0 || !near(c.IgnoringListPerHour, plain.New.PerHour) || c.IgnoringAddedPerHour <= c.AddedPerHour {
+		t.Errorf("ignoring: %+v, want the spot plan (%.4f/h) with nothing covered", c, plain.New.PerHour)
+	}
+}
