@@ -72,19 +72,20 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 	s := &whatif.Snapshot{APIVersion: whatif.SnapshotAPIVersion, Kind: whatif.SnapshotKind,
 		TakenAt: metav1.NewTime(now.UTC().Truncate(time.Second)), Source: source}
 	var (
-		pods     corev1.PodList
-		nodes    corev1.NodeList
-		claims   nsv1.NodeClaimList
-		pools    nsv1.NodePoolList
-		ncs      awsv1.EC2NodeClassList
-		dss      appsv1.DaemonSetList
-		pdbs     policyv1.PodDisruptionBudgetList
-		pvcs     corev1.PersistentVolumeClaimList
-		pvs      corev1.PersistentVolumeList
-		scs      storagev1.StorageClassList
-		pts      corev1.PodTemplateList
-		cbs      cbv1.CapacityBufferList
-		overlays nsv1alpha1.NodeOverlayList
+		pods        corev1.PodList
+		nodes       corev1.NodeList
+		claims      nsv1.NodeClaimList
+		pools       nsv1.NodePoolList
+		ncs         awsv1.EC2NodeClassList
+		dss         appsv1.DaemonSetList
+		pdbs        policyv1.PodDisruptionBudgetList
+		pvcs        corev1.PersistentVolumeClaimList
+		pvs         corev1.PersistentVolumeList
+		scs         storagev1.StorageClassList
+		pts         corev1.PodTemplateList
+		cbs         cbv1.CapacityBufferList
+		overlays    nsv1alpha1.NodeOverlayList
+		commitments nsv1alpha1.CommitmentList
 	)
 	var warnings []string
 	for _, l := range []struct {
@@ -95,7 +96,7 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 		{&pods, "pods", false}, {&nodes, "nodes", false}, {&claims, "nodeclaims", true}, {&pools, "nodepools", true},
 		{&ncs, "ec2nodeclasses", true}, {&dss, "daemonsets", false}, {&pdbs, "poddisruptionbudgets", false},
 		{&pvcs, "persistentvolumeclaims", false}, {&pvs, "persistentvolumes", false}, {&scs, "storageclasses", false},
-		{&cbs, "capacitybuffers", true}, {&overlays, "nodeoverlays", true},
+		{&cbs, "capacitybuffers", true}, {&overlays, "nodeoverlays", true}, {&commitments, "commitments", true},
 	} {
 		err := c.List(ctx, l.list)
 		if err != nil && l.optional && meta.IsNoMatchError(err) {
@@ -117,7 +118,7 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 		}
 	}
 	s.PodTemplates, s.CapacityBuffers = pts.Items, cbs.Items
-	s.NodeOverlays = overlays.Items
+	s.NodeOverlays, s.Commitments = overlays.Items, commitments.Items
 	for i := range s.Pods {
 		trim(&s.Pods[i].ObjectMeta)
 	}
