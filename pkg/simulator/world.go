@@ -302,6 +302,21 @@ func (s *Sim) setupKube() error {
 			return fmt.Errorf("creating PodTemplate %s: %w", pt.Name, err)
 		}
 	}
+	for i := range s.sc.NodeOverlays {
+		if err := s.kube.Create(s.ctx, s.sc.NodeOverlays[i].DeepCopy()); err != nil {
+			return fmt.Errorf("creating NodeOverlay %s: %w", s.sc.NodeOverlays[i].Name, err)
+		}
+	}
+	cs, errs := catalog.CommitmentsFrom(s.sc.Commitments)
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	s.commitments = cs
+	for i := range s.sc.Commitments {
+		if err := s.kube.Create(s.ctx, s.sc.Commitments[i].DeepCopy()); err != nil {
+			return fmt.Errorf("creating Commitment %s: %w", s.sc.Commitments[i].Name, err)
+		}
+	}
 	for i := range s.sc.CapacityBuffers {
 		b := s.sc.CapacityBuffers[i].DeepCopy()
 		if b.Namespace == "" {
