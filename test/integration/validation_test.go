@@ -66,6 +66,10 @@ func overlay(mutate func(*nsv1alpha1.NodeOverlaySpec)) client.Object {
 	return o
 }
 
+func commitment(spec nsv1alpha1.CommitmentSpec) client.Object {
+	return &nsv1alpha1.Commitment{ObjectMeta: metav1.ObjectMeta{Name: "commitment"}, Spec: spec}
+}
+
 func TestValidObjectsAreAccepted(t *testing.T) {
 	everyReason := validNodePool("valid-reasons")
 	everyReason.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "1", Reasons: v1.DisruptionReasons}}
@@ -245,6 +249,12 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 			"capacity may only add extended resources"},
 		{"NodeOverlay that changes nothing", overlay(func(s *nsv1alpha1.NodeOverlaySpec) {}),
 			"an overlay must change something"},
+		{"Commitment RI without family", commitment(nsv1alpha1.CommitmentSpec{Type: nsv1alpha1.CommitmentReservedInstance, HourlyCommitment: "1", Region: "us-east-1"}),
+			"an EC2InstanceSavingsPlan or ReservedInstance needs family and region"},
+		{"Commitment compute with a family", commitment(nsv1alpha1.CommitmentSpec{Type: nsv1alpha1.CommitmentComputeSavingsPlan, HourlyCommitment: "1", Family: "m5"}),
+			"a ComputeSavingsPlan covers every family and region"},
+		{"Commitment of nothing", commitment(nsv1alpha1.CommitmentSpec{Type: nsv1alpha1.CommitmentComputeSavingsPlan, HourlyCommitment: "0"}),
+			"hourlyCommitment must be a positive decimal number of dollars per hour such as 2.5; got 0"},
 		{"NodeClaim In without values", func() client.Object {
 			nc := validNodeClaim("invalid")
 			nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{req("node.kubernetes.io/instance-type", "In")}
