@@ -145,10 +145,16 @@ service: {metricsPort: 9090}
 // The chart must grant exactly these: a missing one breaks a controller, an
 // extra one is privilege nobody uses.
 var rbacAudit = map[string][]string{
-	"nodesmith.sh/nodeclaims":                {"create", "delete", "get", "list", "patch", "watch"},
-	"nodesmith.sh/nodeclaims/status":         {"patch"},
-	"nodesmith.sh/nodepools":                 {"get", "list", "watch"},
-	"nodesmith.sh/nodepools/status":          {"patch"},
+	"nodesmith.sh/nodeclaims":        {"create", "delete", "get", "list", "patch", "watch"},
+	"nodesmith.sh/nodeclaims/status": {"patch"},
+	"nodesmith.sh/nodepools":         {"get", "list", "watch"},
+	"nodesmith.sh/nodepools/status":  {"patch"},
+	// NodeOverlays reprice every controller's instance types (cloudprovider/overlay);
+	// the nodeoverlay controller writes their status.
+	"nodesmith.sh/nodeoverlays":        {"get", "list", "watch"},
+	"nodesmith.sh/nodeoverlays/status": {"patch"},
+	// Commitments: the cluster snapshot the solver plans from (state.Cluster).
+	"nodesmith.sh/commitments":               {"get", "list", "watch"},
 	"aws.nodesmith.sh/ec2nodeclasses":        {"get", "list", "patch", "watch"},
 	"aws.nodesmith.sh/ec2nodeclasses/status": {"patch"},
 	"/nodes":                                 {"delete", "get", "list", "patch", "watch"},

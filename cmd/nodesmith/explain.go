@@ -166,6 +166,9 @@ func writePodReport(w io.Writer, r *whatif.PodReport, types int) {
 		c := r.Claim
 		fmt.Fprintf(w, "  outcome: a new NodeClaim of pool %s: %s %s in %s at %s/h (%s, %s)\n",
 			c.NodePool, c.InstanceType, c.CapacityType, c.Zone, dollars(c.PerHour), plural(c.Pods, "pod"), plural(c.Options, "launch option"))
+		if c.PricedBy != "" {
+			fmt.Fprintf(w, "  price: set by NodeOverlay %s\n", c.PricedBy)
+		}
 	default:
 		fmt.Fprintf(w, "  outcome: %s\n", r.Unschedulable)
 	}

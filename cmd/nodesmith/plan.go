@@ -117,6 +117,13 @@ func writePlan(w io.Writer, snap *whatif.Snapshot, r *whatif.PlanResult) {
 				dollars(r.LowerBound), 100*(r.New.PerHour/r.LowerBound-1))
 		}
 	}
+	if c := r.Commitments; c != nil {
+		fmt.Fprintln(w, "\ncommitments (Savings Plans, Reserved Instances)")
+		fmt.Fprintf(w, "  with them:     new nodes %s/h at list price, %s/h of it prepaid, %s/h added\n",
+			dollars(c.ListPerHour), dollars(c.CoveredPerHour), dollars(c.AddedPerHour))
+		fmt.Fprintf(w, "  ignoring them: new nodes %s/h at list price, %s/h of it prepaid, %s/h added\n",
+			dollars(c.IgnoringListPerHour), dollars(c.IgnoringCoveredPerHour), dollars(c.IgnoringAddedPerHour))
+	}
 	fmt.Fprintln(w, "\nrunning today")
 	fmt.Fprintln(w, "  Nodesmith NodeClaims at their launch price (the nodesmith_cost_dollars_per_hour metric)")
 	if r.Nodesmith.Nodes == 0 {

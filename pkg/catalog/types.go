@@ -78,6 +78,10 @@ type Offering struct {
 	// Reservation is set on a reserved offering: the capacity reservation
 	// it launches into and how many instances it still has free.
 	Reservation *ReservationRef
+
+	// PricedBy names the NodeOverlay that set Price (ApplyOverlays); empty
+	// when Price is the cloud's.
+	PricedBy string
 }
 
 // Offerings is the list of an instance type's offerings.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
+	"github.com/nodesmith/nodesmith/pkg/cloudprovider/overlay"
 	"github.com/nodesmith/nodesmith/pkg/controllers/capacitybuffer"
 	"github.com/nodesmith/nodesmith/pkg/controllers/costmetrics"
 	"github.com/nodesmith/nodesmith/pkg/controllers/disruptor"
@@ -21,6 +22,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/interruption"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclass"
+	"github.com/nodesmith/nodesmith/pkg/controllers/nodeoverlay"
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodepool"
 	"github.com/nodesmith/nodesmith/pkg/controllers/podevents"
 	"github.com/nodesmith/nodesmith/pkg/controllers/provisioner"
@@ -143,7 +145,10 @@ func New(cfg Config) (*Set, error) {
 	}
 	clk := cfg.Clock
 	kube := cfg.Kube
-	cloud := metrics.Instrument(cfg.Cloud, cfg.Metrics)
+	// NodeOverlays reprice the instance types every controller reads
+	// (pkg/cloudprovider/overlay); launches pass through.
+	raw := metrics.Instrument(cfg.Cloud, cfg.Metrics)
+	cloud := overlay.Wrap(raw, kube)
 	m := cfg.Metrics
 	rec := nsevents.NewRecorder(cfg.Events, clk, 5*time.Minute)
 	cluster := state.NewCluster(kube, clk, o.NominationTTL)
@@ -169,6 +174,7 @@ func New(cfg Config) (*Set, error) {
 	s := &Set{Cluster: cluster, Provisioner: prov}
 	s.Controllers = append(s.Controllers,
 		capacitybuffer.New(kube, cluster, clk, prov.Trigger).Controller(),
+		nodeoverlay.New(kube, raw, clk).Controller(),
 		provisioner.NewPodController(kube, cluster, prov).Controller(),
 		claims.Controller(),
 		nodepool.New(kube, cloud, clk, m).Controller(),

@@ -252,6 +252,7 @@ func (w *working) build() {
 		w.byNode[n.Name] = ni
 	}
 	sort.Slice(w.nodes, func(i, j int) bool { return w.nodes[i].claim.Name < w.nodes[j].claim.Name })
+	w.chargeCommitments(solveIn.Commitments)
 	w.placeBuffers()
 }
 
@@ -301,6 +302,28 @@ func (w *working) priceOf(n *nodeInfo) float64 {
 		return p
 	}
 	return 0
+}
+
+// chargeCommitments prices the on-demand nodes the commitments (Savings
+// Plans, RIs; catalog.Ledger) cover at what they leave uncovered, in claim
+// name order: a covered node is prepaid, so replacing it with spot saves
+// nothing, as deleting it frees only a commitment the account pays anyway.
+func (w *working) chargeCommitments(cs []catalog.Commitment) {
+	if len(cs) == 0 {
+		return
+	}
+	l := catalog.NewLedger(cs)
+	for _, n := range w.nodes {
+		if n.ct != nsv1.CapacityTypeOnDemand {
+			continue
+		}
+		for _, it := range w.in.InstanceTypes[n.poolName()] {
+			if it.Name == n.it {
+				n.price -= l.Charge(it.Family, it.Region(), n.price)
+				break
+			}
+		}
+	}
 }
 
 // withUnavailable returns copies of types whose offerings in the

@@ -19,6 +19,7 @@ import (
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 	"github.com/nodesmith/nodesmith/pkg/whatif"
 )
 
@@ -26,7 +27,7 @@ import (
 // CapacityBuffer's.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme, cbv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme, cbv1.AddToScheme, nsv1alpha1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("building the scheme: %w", err)
 		}
@@ -71,18 +72,20 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 	s := &whatif.Snapshot{APIVersion: whatif.SnapshotAPIVersion, Kind: whatif.SnapshotKind,
 		TakenAt: metav1.NewTime(now.UTC().Truncate(time.Second)), Source: source}
 	var (
-		pods   corev1.PodList
-		nodes  corev1.NodeList
-		claims nsv1.NodeClaimList
-		pools  nsv1.NodePoolList
-		ncs    awsv1.EC2NodeClassList
-		dss    appsv1.DaemonSetList
-		pdbs   policyv1.PodDisruptionBudgetList
-		pvcs   corev1.PersistentVolumeClaimList
-		pvs    corev1.PersistentVolumeList
-		scs    storagev1.StorageClassList
-		pts    corev1.PodTemplateList
-		cbs    cbv1.CapacityBufferList
+		pods        corev1.PodList
+		nodes       corev1.NodeList
+		claims      nsv1.NodeClaimList
+		pools       nsv1.NodePoolList
+		ncs         awsv1.EC2NodeClassList
+		dss         appsv1.DaemonSetList
+		pdbs        policyv1.PodDisruptionBudgetList
+		pvcs        corev1.PersistentVolumeClaimList
+		pvs         corev1.PersistentVolumeList
+		scs         storagev1.StorageClassList
+		pts         corev1.PodTemplateList
+		cbs         cbv1.CapacityBufferList
+		overlays    nsv1alpha1.NodeOverlayList
+		commitments nsv1alpha1.CommitmentList
 	)
 	var warnings []string
 	for _, l := range []struct {
@@ -93,7 +96,7 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 		{&pods, "pods", false}, {&nodes, "nodes", false}, {&claims, "nodeclaims", true}, {&pools, "nodepools", true},
 		{&ncs, "ec2nodeclasses", true}, {&dss, "daemonsets", false}, {&pdbs, "poddisruptionbudgets", false},
 		{&pvcs, "persistentvolumeclaims", false}, {&pvs, "persistentvolumes", false}, {&scs, "storageclasses", false},
-		{&cbs, "capacitybuffers", true},
+		{&cbs, "capacitybuffers", true}, {&overlays, "nodeoverlays", true}, {&commitments, "commitments", true},
 	} {
 		err := c.List(ctx, l.list)
 		if err != nil && l.optional && meta.IsNoMatchError(err) {
@@ -115,6 +118,7 @@ func Take(ctx context.Context, c client.Reader, source string, now time.Time) (*
 		}
 	}
 	s.PodTemplates, s.CapacityBuffers = pts.Items, cbs.Items
+	s.NodeOverlays, s.Commitments = overlays.Items, commitments.Items
 	for i := range s.Pods {
 		trim(&s.Pods[i].ObjectMeta)
 	}

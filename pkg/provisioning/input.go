@@ -123,11 +123,12 @@ func UsablePools(snap *Snapshot) []*nsv1.NodePool {
 func BuildInput(snap *Snapshot, pending Pending, typesByPool map[string][]*catalog.InstanceType, opts scheduling.Options) (scheduling.Input, map[string]*nsv1.NodePool) {
 	pools, byName := poolsOf(snap, typesByPool)
 	return scheduling.Input{
-		Pods:       pending.Pods,
-		Nodes:      ExistingNodes(snap, pending.Held),
-		NodePools:  pools,
-		DaemonSets: snap.DaemonSets,
-		Options:    opts,
+		Pods:        pending.Pods,
+		Nodes:       ExistingNodes(snap, pending.Held),
+		NodePools:   pools,
+		DaemonSets:  snap.DaemonSets,
+		Commitments: snap.Commitments,
+		Options:     opts,
 	}, byName
 }
 

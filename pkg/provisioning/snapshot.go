@@ -6,6 +6,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 )
 
 // Snapshot is everything a provisioning or disruption decision reads, as
@@ -25,4 +26,7 @@ type Snapshot struct {
 	// Storage is the PVCs, PVs and StorageClasses volume topology reads
 	// (VolumeRequirements); nil holds none, so a pod with a claim waits.
 	Storage *Storage
+	// Commitments are the Savings Plans and RIs on-demand usage is charged
+	// to (scheduling.Input.Commitments).
+	Commitments []catalog.Commitment
 }

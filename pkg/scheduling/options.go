@@ -139,7 +139,7 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 		}
 		best := -1
 		for si := range s.slots.ct {
-			if pt.slots&b.slots&^s.reserved&(1<<si) != 0 && (best < 0 || pt.price[si] < pt.price[best]) {
+			if pt.slots&b.slots&^s.reserved&(1<<si) != 0 && (best < 0 || s.marginalPrice(pt, si) < s.marginalPrice(pt, best)) {
 				best = si
 			}
 		}
@@ -170,6 +170,7 @@ func (s *solver) claimFor(b *bin, budget vec) (*ClaimPlan, vec, error) {
 	for _, ctSlots := range cts {
 		claim, maxCap, err := s.claimOptions(b, ctSlots, within)
 		if err == nil {
+			s.chargeCommitments(claim)
 			return claim, maxCap, nil
 		}
 		if firstErr == nil {

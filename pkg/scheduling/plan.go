@@ -56,6 +56,7 @@ func (s *solver) plan() *Plan {
 func (s *solver) buildClaims() []*ClaimPlan {
 	var out []*ClaimPlan
 	s.resetReservations()
+	s.resetCommitments()
 	// charge[p][d]: what the pool's remaining bins were charged; slack[p][d]:
 	// the limit left beyond launched capacity and those charges.
 	charge := make([]vec, len(s.pools))

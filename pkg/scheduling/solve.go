@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 )
 
 // solver holds the state of one Solve call.
@@ -31,7 +32,9 @@ type solver struct {
 	resLeft map[string]int
 	// resBins counts, by reservation id, the bins seedReservations opened
 	// for it (across pools and rounds).
-	resBins   map[string]int
+	resBins map[string]int
+	// ledger is what the commitments have left (commitment.go); nil without any.
+	ledger    *catalog.Ledger
 	typeKeys  map[string]struct{}
 	pools     []*pool
 	nodeLimit []int64

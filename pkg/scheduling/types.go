@@ -93,7 +93,10 @@ type Input struct {
 	NodePools []*NodePool
 	// DaemonSets whose pods will land on every new node they tolerate and select.
 	DaemonSets []*appsv1.DaemonSet
-	Options    Options
+	// Commitments are the Savings Plans and Reserved Instances on-demand
+	// usage is charged to (commitment.go).
+	Commitments []catalog.Commitment
+	Options     Options
 }
 
 // ExistingNode is a Node, or a NodeClaim that has not registered yet, with
@@ -198,7 +201,10 @@ type ClaimPlan struct {
 	Requests corev1.ResourceList
 	// Options are the launchable (type, zone, capacity type) choices that
 	// fit the claim's pods, cheapest first, at most MaxOptionsPerClaim.
-	Options       []LaunchOption
+	Options []LaunchOption
+	// Committed is the part of the cheapest option's price a commitment
+	// covers (commitment.go): prepaid, so not an added cost.
+	Committed     float64
 	Labels        map[string]string
 	Taints        []corev1.Taint
 	StartupTaints []corev1.Taint

@@ -105,6 +105,7 @@ func (s *Sim) result() *output.Result {
 		NotDisrupted:    s.held.result(),
 		StillPending:    s.stillPending(),
 	}
+	r.CommitmentCost, r.CommitmentCovered = commitmentCost(s.commitments, s.sc.World.Region, launches, r.Duration)
 	r.Hours = s.hours.table(s.sc, launches, s.samples)
 	r.QueueEmpty.NotApplicable = len(s.qorder) == 0
 	return r

@@ -64,6 +64,10 @@ type Sim struct {
 	seq    uint64
 	err    error
 
+	// commitments are the scenario's Savings Plans and RIs, for the
+	// report's commitment figures (commitments.go).
+	commitments []catalog.Commitment
+
 	// AWS: the simulated world, its HTTP front end, and the provider the
 	// controllers use through the real SDK.
 	world     *fakeaws.World

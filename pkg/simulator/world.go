@@ -25,6 +25,7 @@ import (
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/controllers"
 	nsevents "github.com/nodesmith/nodesmith/pkg/controllers/events"
@@ -167,7 +168,7 @@ func (s *Sim) setupAWS() error {
 // Scheme holds the kinds the simulated API server stores.
 func Scheme() (*runtime.Scheme, error) {
 	sch := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme, cbv1.AddToScheme, prv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, nsv1.AddToScheme, awsv1.AddToScheme, cbv1.AddToScheme, prv1.AddToScheme, nsv1alpha1.AddToScheme} {
 		if err := add(sch); err != nil {
 			return nil, err
 		}
@@ -300,6 +301,21 @@ func (s *Sim) setupKube() error {
 		}
 		if err := s.kube.Create(s.ctx, pt); err != nil {
 			return fmt.Errorf("creating PodTemplate %s: %w", pt.Name, err)
+		}
+	}
+	for i := range s.sc.NodeOverlays {
+		if err := s.kube.Create(s.ctx, s.sc.NodeOverlays[i].DeepCopy()); err != nil {
+			return fmt.Errorf("creating NodeOverlay %s: %w", s.sc.NodeOverlays[i].Name, err)
+		}
+	}
+	cs, errs := catalog.CommitmentsFrom(s.sc.Commitments)
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	s.commitments = cs
+	for i := range s.sc.Commitments {
+		if err := s.kube.Create(s.ctx, s.sc.Commitments[i].DeepCopy()); err != nil {
+			return fmt.Errorf("creating Commitment %s: %w", s.sc.Commitments[i].Name, err)
 		}
 	}
 	for i := range s.sc.CapacityBuffers {

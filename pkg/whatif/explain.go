@@ -137,7 +137,7 @@ func ExplainPod(snap *Snapshot, namespace, name string, opts Options) (*PodRepor
 	if c := e.Claim; c != nil && len(c.Options) > 0 {
 		o := c.Options[0]
 		r.Claim = &Claim{NodePool: c.NodePool, Pods: len(c.Pods), InstanceType: o.InstanceType.Name, Zone: o.Zone,
-			CapacityType: o.CapacityType, PerHour: o.Price, Options: len(c.Options)}
+			CapacityType: o.CapacityType, PerHour: o.Price, Options: len(c.Options), PricedBy: pricedBy(o)}
 	}
 	for _, p := range e.Pools {
 		pr := PoolReport{NodePool: p.NodePool, Weight: p.Weight, Fits: p.Fits, Reason: p.Reason, Relaxed: p.Relaxed, Blocked: p.Blocked}

@@ -62,6 +62,9 @@ type PlanResult struct {
 	// buffers keep no room in the snapshot and why.
 	BufferPods  int      `json:"bufferPods,omitempty"`
 	BufferNotes []string `json:"bufferNotes,omitempty"`
+	// Commitments, when the snapshot declares any, compares the plan's
+	// cost under them with the plan solved as if there were none.
+	Commitments *CommitmentCost `json:"commitments,omitempty"`
 }
 
 // Claim is one planned NodeClaim: its pods and its cheapest option.
@@ -74,6 +77,19 @@ type Claim struct {
 	PerHour      float64 `json:"dollarsPerHour"`
 	// Options is how many (type, zone, capacity type) choices it may launch as.
 	Options int `json:"options"`
+	// PricedBy names the NodeOverlay that set PerHour; empty when it is
+	// the cloud's price.
+	PricedBy string `json:"pricedBy,omitempty"`
+}
+
+// pricedBy is the overlay that priced o (catalog.ApplyOverlays).
+func pricedBy(o scheduling.LaunchOption) string {
+	for _, of := range o.InstanceType.Offerings {
+		if of.Zone == o.Zone && of.CapacityType == o.CapacityType && of.Price == o.Price {
+			return of.PricedBy
+		}
+	}
+	return ""
 }
 
 // PodReason is a pod and the solver's reason.
@@ -103,6 +119,7 @@ func Plan(snap *Snapshot, mode Mode, opts Options) (*PlanResult, error) {
 	case ModeRepack:
 		// A cluster without nodes or claims: pools start with no usage.
 		empty := provisioning.NewSnapshot(nil, nil, nil, w.idx.NodePools, w.idx.DaemonSets, nil)
+		empty.Commitments = w.idx.Commitments
 		var pods []*corev1.Pod
 		pods, blocked = workloadPods(w.idx.Pods, w.idx.Storage, snap.TakenAt.Time)
 		in, _ = provisioning.BuildInput(empty, provisioning.Pending{Pods: pods}, types, w.opts.Solve)
@@ -137,7 +154,7 @@ func Plan(snap *Snapshot, mode Mode, opts Options) (*PlanResult, error) {
 		o := c.Options[0]
 		items = append(items, cost.Item{NodePool: c.NodePool, CapacityType: o.CapacityType, InstanceType: o.InstanceType.Name, PerHour: o.Price})
 		out.Claims = append(out.Claims, Claim{NodePool: c.NodePool, Pods: len(c.Pods), InstanceType: o.InstanceType.Name,
-			Zone: o.Zone, CapacityType: o.CapacityType, PerHour: o.Price, Options: len(c.Options)})
+			Zone: o.Zone, CapacityType: o.CapacityType, PerHour: o.Price, Options: len(c.Options), PricedBy: pricedBy(o)})
 		onNew = append(onNew, c.Pods...)
 	}
 	out.New = cost.Sum(items)
@@ -151,9 +168,58 @@ func Plan(snap *Snapshot, mode Mode, opts Options) (*PlanResult, error) {
 	if len(onNew) > 0 {
 		out.LowerBound = scheduling.PackingLowerBound(boundTypes(in.NodePools), onNew)
 	}
+	if len(in.Commitments) > 0 {
+		cc, err := commitmentCost(in, plan)
+		if err != nil {
+			return nil, err
+		}
+		out.Commitments = cc
+	}
 	out.Nodesmith, _ = cost.Fleet(w.idx)
 	out.Other, out.Unpriced = w.otherNodes()
 	return out, nil
+}
+
+// CommitmentCost is a plan's new claims priced with and without the
+// commitments: list price, the part commitments cover (prepaid) and what
+// the plan adds beyond them, for the plan the solver makes and for the plan
+// it would make ignoring them (whose on-demand the commitments still cover).
+type CommitmentCost struct {
+	ListPerHour    float64 `json:"listDollarsPerHour"`
+	CoveredPerHour float64 `json:"coveredDollarsPerHour"`
+	// AddedPerHour is ListPerHour − CoveredPerHour.
+	AddedPerHour float64 `json:"addedDollarsPerHour"`
+	// Ignoring are the same figures for the plan solved without commitments.
+	IgnoringListPerHour    float64 `json:"ignoringListDollarsPerHour"`
+	IgnoringCoveredPerHour float64 `json:"ignoringCoveredDollarsPerHour"`
+	IgnoringAddedPerHour   float64 `json:"ignoringAddedDollarsPerHour"`
+}
+
+// commitmentCost solves in again without its commitments and charges both
+// plans' claims to the commitments as the solver does (scheduling.ChargeClaim).
+func commitmentCost(in scheduling.Input, plan *scheduling.Plan) (*CommitmentCost, error) {
+	blind := in
+	blind.Commitments = nil
+	other, err := scheduling.Solve(blind)
+	if err != nil {
+		return nil, fmt.Errorf("solving %d pods without commitments: %w", len(in.Pods), err)
+	}
+	figures := func(claims []*scheduling.ClaimPlan) (list, covered float64) {
+		l := scheduling.CommitmentLedger(in)
+		for _, c := range claims {
+			if len(c.Options) > 0 {
+				list += c.Options[0].Price
+				covered += scheduling.ChargeClaim(l, c)
+			}
+		}
+		return list, covered
+	}
+	cc := &CommitmentCost{}
+	cc.ListPerHour, cc.CoveredPerHour = figures(plan.NewClaims)
+	cc.IgnoringListPerHour, cc.IgnoringCoveredPerHour = figures(other.NewClaims)
+	cc.AddedPerHour = cc.ListPerHour - cc.CoveredPerHour
+	cc.IgnoringAddedPerHour = cc.IgnoringListPerHour - cc.IgnoringCoveredPerHour
+	return cc, nil
 }
 
 // noNominations: the controller keeps nominations in memory; a snapshot has none.

@@ -14,6 +14,8 @@ import (
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
@@ -49,6 +51,12 @@ type Snapshot struct {
 	// and explain node counts as used (provisioning.ResolveBuffer).
 	PodTemplates    []corev1.PodTemplate  `json:"podTemplates,omitempty"`
 	CapacityBuffers []cbv1.CapacityBuffer `json:"capacityBuffers,omitempty"`
+	// NodeOverlays reprice and add capacity to instance types, as the
+	// controller applies them (catalog.ApplyOverlays).
+	NodeOverlays []nsv1alpha1.NodeOverlay `json:"nodeOverlays,omitempty"`
+	// Commitments (Savings Plans, RIs) the solver charges on-demand to,
+	// as the controller does.
+	Commitments []nsv1alpha1.Commitment `json:"commitments,omitempty"`
 
 	// UnavailableOfferings are offerings to treat as out of capacity, as
 	// the controller's insufficient-capacity cache would. That cache lives
@@ -92,6 +100,7 @@ func (s *Snapshot) Index() *provisioning.Snapshot {
 	idx := provisioning.NewSnapshot(ptrs(s.Pods), ptrs(s.Nodes), ptrs(s.NodeClaims), ptrs(s.NodePools),
 		ptrs(s.DaemonSets), ptrs(s.PodDisruptionBudgets))
 	idx.Storage = provisioning.NewStorage(ptrs(s.PersistentVolumeClaims), ptrs(s.PersistentVolumes), ptrs(s.StorageClasses))
+	idx.Commitments, _ = catalog.CommitmentsFrom(s.Commitments)
 	return idx
 }
 

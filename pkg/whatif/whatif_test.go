@@ -19,6 +19,7 @@ import (
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
@@ -456,5 +457,83 @@ func TestExplainPodUsesTheClassReservations(t *testing.T) {
 				t.Errorf("reserved claim %+v, want m6i.xlarge at $0/h", r.Claim)
 			}
 		})
+	}
+}
+
+// explain pod reads NodeOverlay prices as the controller does: an overlay
+// that makes spot dearer than on-demand turns the claim to on-demand, and
+// the claim names the overlay that priced it.
+func TestExplainPodReadsNodeOverlayPrices(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		overlays []nsv1alpha1.NodeOverlay
+		wantCT   string
+		wantBy   string
+	}{
+		{"no overlay", nil, nsv1.CapacityTypeSpot, ""},
+		{"spot made dear, on-demand discounted", []nsv1alpha1.NodeOverlay{
+			{ObjectMeta: metav1.ObjectMeta{Name: "spot-tax"}, Spec: nsv1alpha1.NodeOverlaySpec{
+				Requirements:    []nsv1.NodeSelectorRequirementWithMinValues{{Key: nsv1.LabelCapacityType, Operator: corev1.NodeSelectorOpIn, Values: []string{"spot"}}},
+				PriceAdjustment: ptrTo("+10")}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "od-discount"}, Spec: nsv1alpha1.NodeOverlaySpec{
+				Requirements:    []nsv1.NodeSelectorRequirementWithMinValues{{Key: nsv1.LabelCapacityType, Operator: corev1.NodeSelectorOpIn, Values: []string{"on-demand"}}},
+				PriceAdjustment: ptrTo("-50%")}},
+		}, nsv1.CapacityTypeOnDemand, "od-discount"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := baseSnapshot()
+			s.NodePools = []nsv1.NodePool{nodePool("default", req(nsv1.LabelCapacityType, corev1.NodeSelectorOpIn, "spot", "on-demand"))}
+			s.NodeOverlays = tt.overlays
+			s.Pods, s.Nodes, s.NodeClaims = []corev1.Pod{pendingPod("p", "3", "4Gi")}, nil, nil
+			r, err := ExplainPod(s, "default", "p", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Claim == nil || r.Claim.CapacityType != tt.wantCT || r.Claim.PricedBy != tt.wantBy {
+				t.Fatalf("claim = %+v, want %s priced by %q", r.Claim, tt.wantCT, tt.wantBy)
+			}
+		})
+	}
+}
+
+// plan reads the snapshot's commitments as the controller does: a Compute
+// Savings Plan larger than the repack turns its spot claims to on-demand,
+// all prepaid, and the comparison shows the plan solved ignoring it
+// (spot, of which the commitment covers nothing) adding more.
+func TestPlanShowsCostWithAndWithoutCommitments(t *testing.T) {
+	s := baseSnapshot()
+	s.NodePools = []nsv1.NodePool{nodePool("default", req(nsv1.LabelCapacityType, corev1.NodeSelectorOpIn, "spot", "on-demand"))}
+	plain, err := Plan(s, ModeRepack, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Commitments != nil {
+		t.Fatalf("no commitment, yet a comparison %+v", plain.Commitments)
+	}
+	for _, c := range plain.Claims {
+		if c.CapacityType != nsv1.CapacityTypeSpot {
+			t.Fatalf("without commitments claim %+v, want spot", c)
+		}
+	}
+	s.Commitments = []nsv1alpha1.Commitment{{ObjectMeta: metav1.ObjectMeta{Name: "sp"},
+		Spec: nsv1alpha1.CommitmentSpec{Type: nsv1alpha1.CommitmentComputeSavingsPlan, HourlyCommitment: "50"}}}
+	r, err := Plan(s, ModeRepack, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Claims {
+		if c.CapacityType != nsv1.CapacityTypeOnDemand {
+			t.Errorf("under a $50/h Savings Plan claim %+v, want on-demand", c)
+		}
+	}
+	c := r.Commitments
+	if c == nil {
+		t.Fatal("no commitment comparison")
+	}
+	if !near(c.CoveredPerHour, c.ListPerHour) || c.AddedPerHour > 1e-9 {
+		t.Errorf("with: %+v, want all of the on-demand covered", c)
+	}
+	if c.IgnoringCoveredPerHour != 0 || !near(c.IgnoringListPerHour, plain.New.PerHour) || c.IgnoringAddedPerHour <= c.AddedPerHour {
+		t.Errorf("ignoring: %+v, want the spot plan (%.4f/h) with nothing covered", c, plain.New.PerHour)
 	}
 }

@@ -146,6 +146,10 @@ func (w *world) typesFor(np *nsv1.NodePool) ([]*catalog.InstanceType, string) {
 	// The class's capacity reservations, as its status last read them: the
 	// provider offers the same (pkg/providers/aws catalogReservations).
 	its = catalog.WithReservations(its, catalog.ReservationsFromStatus(nc.Status.CapacityReservations, zones), w.snap.TakenAt.Time)
+	// The cluster's NodeOverlays, through the same rule the controller's
+	// instance types pass (pkg/cloudprovider/overlay).
+	overlays, _ := catalog.OverlaysFrom(w.snap.NodeOverlays)
+	its, _ = catalog.ApplyOverlays(its, overlays)
 	w.types[ref.Name] = its
 	return its, ""
 }

@@ -13,6 +13,7 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	v1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 )
 
 func pool(mutate func(*v1.NodePool)) client.Object {
@@ -57,6 +58,18 @@ func rawDuration(s string) v1.NillableDuration {
 
 // TestValidObjectsAreAccepted is the control for TestInvalidObjectsAreRefused:
 // the objects the cases break are themselves fine.
+func ptrStr(s string) *string { return &s }
+
+func overlay(mutate func(*nsv1alpha1.NodeOverlaySpec)) client.Object {
+	o := &nsv1alpha1.NodeOverlay{ObjectMeta: metav1.ObjectMeta{Name: "overlay"}}
+	mutate(&o.Spec)
+	return o
+}
+
+func commitment(spec nsv1alpha1.CommitmentSpec) client.Object {
+	return &nsv1alpha1.Commitment{ObjectMeta: metav1.ObjectMeta{Name: "commitment"}, Spec: spec}
+}
+
 func TestValidObjectsAreAccepted(t *testing.T) {
 	everyReason := validNodePool("valid-reasons")
 	everyReason.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "1", Reasons: v1.DisruptionReasons}}
@@ -69,7 +82,12 @@ func TestValidObjectsAreAccepted(t *testing.T) {
 	edgeTags.Spec.Tags = manyTags(48)
 	edgeTags.Spec.Tags[strings.Repeat("k", 128)] = strings.Repeat("v", 256)
 	edgeTags.Spec.Tags["team/aws:x"] = ""
-	for _, obj := range []client.Object{validNodePool("valid"), validNodeClass("valid"), validNodeClaim("valid"), everyReason, zeroLimits, edgeTags} {
+	for _, obj := range []client.Object{validNodePool("valid"), validNodeClass("valid"), validNodeClaim("valid"), everyReason, zeroLimits, edgeTags,
+		overlay(func(s *nsv1alpha1.NodeOverlaySpec) { s.PriceAdjustment = ptrStr("-10%") }),
+		overlay(func(s *nsv1alpha1.NodeOverlaySpec) { s.Price = ptrStr("0.125") }),
+		overlay(func(s *nsv1alpha1.NodeOverlaySpec) {
+			s.Capacity = corev1.ResourceList{"hugepages-2Mi": resource.MustParse("1Gi")}
+		})} {
 		if err := env.Client.Create(t.Context(), obj, client.DryRunAll); err != nil {
 			t.Errorf("%T refused: %v", obj, err)
 		}
@@ -221,6 +239,22 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 			nc.Spec.Kubelet = &awsv1.KubeletConfiguration{SystemReserved: map[string]string{"gpu": "1"}}
 		}), "systemReserved keys must be cpu, memory, ephemeral-storage or pid"},
 
+		{"NodeOverlay unsigned priceAdjustment", overlay(func(s *nsv1alpha1.NodeOverlaySpec) { s.PriceAdjustment = ptrStr("10%") }),
+			"priceAdjustment must be a signed amount such as +0.1 or -0.05, or a percentage such as -10%; got 10%"},
+		{"NodeOverlay price and priceAdjustment", overlay(func(s *nsv1alpha1.NodeOverlaySpec) { s.Price, s.PriceAdjustment = ptrStr("1"), ptrStr("+1") }),
+			"price and priceAdjustment are exclusive"},
+		{"NodeOverlay negative price", overlay(func(s *nsv1alpha1.NodeOverlaySpec) { s.Price = ptrStr("-0.5") }),
+			"got -0.5"},
+		{"NodeOverlay overlaying cpu", overlay(func(s *nsv1alpha1.NodeOverlaySpec) { s.Capacity = corev1.ResourceList{"cpu": resource.MustParse("1")} }),
+			"capacity may only add extended resources"},
+		{"NodeOverlay that changes nothing", overlay(func(s *nsv1alpha1.NodeOverlaySpec) {}),
+			"an overlay must change something"},
+		{"Commitment RI without family", commitment(nsv1alpha1.CommitmentSpec{Type: nsv1alpha1.CommitmentReservedInstance, HourlyCommitment: "1", Region: "us-east-1"}),
+			"an EC2InstanceSavingsPlan or ReservedInstance needs family and region"},
+		{"Commitment compute with a family", commitment(nsv1alpha1.CommitmentSpec{Type: nsv1alpha1.CommitmentComputeSavingsPlan, HourlyCommitment: "1", Family: "m5"}),
+			"a ComputeSavingsPlan covers every family and region"},
+		{"Commitment of nothing", commitment(nsv1alpha1.CommitmentSpec{Type: nsv1alpha1.CommitmentComputeSavingsPlan, HourlyCommitment: "0"}),
+			"hourlyCommitment must be a positive decimal number of dollars per hour such as 2.5; got 0"},
 		{"NodeClaim In without values", func() client.Object {
 			nc := validNodeClaim("invalid")
 			nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{req("node.kubernetes.io/instance-type", "In")}

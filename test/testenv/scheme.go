@@ -9,6 +9,7 @@ import (
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	v1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 )
 
 // NewScheme knows the built-in Kubernetes types (core, apps, policy,
@@ -22,6 +23,7 @@ func NewScheme() (*runtime.Scheme, error) {
 		awsv1.AddToScheme,
 		cbv1.AddToScheme,
 		prv1.AddToScheme,
+		nsv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err

@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
@@ -156,6 +158,7 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 		pvcs   corev1.PersistentVolumeClaimList
 		pvs    corev1.PersistentVolumeList
 		scs    storagev1.StorageClassList
+		cms    nsv1alpha1.CommitmentList
 	)
 	if c.shared != nil {
 		var err error
@@ -183,13 +186,17 @@ func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
 	}
 	// PVCs, PVs and StorageClasses: volume topology
 	// (provisioning.VolumeRequirements).
-	for _, l := range []client.ObjectList{&pools, &dss, &pdbs, &pvcs, &pvs, &scs} {
+	// Commitments: Savings Plans and RIs the solver charges on-demand to.
+	for _, l := range []client.ObjectList{&pools, &dss, &pdbs, &pvcs, &pvs, &scs, &cms} {
 		if err := c.c.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing %T for the cluster snapshot: %w", l, err)
 		}
 	}
 	snap := provisioning.NewSnapshot(pods, nodes, claims, ptrs(pools.Items), ptrs(dss.Items), ptrs(pdbs.Items))
 	snap.Storage = provisioning.NewStorage(ptrs(pvcs.Items), ptrs(pvs.Items), ptrs(scs.Items))
+	// A commitment that does not parse is left out (the CRD's rules refuse
+	// what CommitmentFrom would).
+	snap.Commitments, _ = catalog.CommitmentsFrom(cms.Items)
 	return snap, nil
 }
 

@@ -71,7 +71,7 @@ type kind struct {
 // clusterScoped are the kinds without a namespace that the simulator stores.
 var clusterScoped = map[string]bool{
 	"Node": true, "Namespace": true, "PersistentVolume": true, "StorageClass": true, "PriorityClass": true,
-	"NodePool": true, "NodeClaim": true, "EC2NodeClass": true,
+	"NodePool": true, "NodeClaim": true, "EC2NodeClass": true, "NodeOverlay": true, "Commitment": true,
 }
 
 // New returns an empty store for the scheme's types; seed makes

@@ -82,6 +82,11 @@ func WriteReport(w io.Writer, r *Result) error {
 	if r.ReservationCost > 0 {
 		p("| capacity reservations over the run (paid whether used or not) | $%.4f |\n", r.ReservationCost)
 	}
+	if r.CommitmentCost > 0 {
+		p("| commitments over the run (paid whether used or not) | $%.4f |\n", r.CommitmentCost)
+		p("| on-demand cost the commitments covered | $%.4f |\n", r.CommitmentCovered)
+		p("| total with commitments (launched − covered + commitments) | $%.4f |\n", r.CommitmentTotal())
+	}
 	p("\n")
 
 	p("## What was launched\n\n")
@@ -187,6 +192,10 @@ func WriteSummary(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "  cost            $%.4f (on demand $%.4f, %.1f%% saved)\n", r.Cost, r.OnDemandCost, r.Savings())
 	if r.ReservationCost > 0 {
 		fmt.Fprintf(w, "  reservations    $%.4f (paid whether used or not; total $%.4f)\n", r.ReservationCost, r.Cost+r.ReservationCost)
+	}
+	if r.CommitmentCost > 0 {
+		fmt.Fprintf(w, "  commitments     $%.4f (paid whether used or not), covering $%.4f of on-demand; total $%.4f\n",
+			r.CommitmentCost, r.CommitmentCovered, r.CommitmentTotal())
 	}
 	var held []string
 	for _, h := range r.NotDisrupted {

@@ -37,6 +37,12 @@ type Launch struct {
 	Cost float64
 }
 
+// CommitmentTotal is the run's cost with its commitments: the launched
+// instances less what the commitments covered, plus the commitments.
+func (r *Result) CommitmentTotal() float64 {
+	return r.Cost - r.CommitmentCovered + r.CommitmentCost
+}
+
 // Hours the instance was paid for.
 func (l Launch) Hours() float64 { return (l.TerminatedAt - l.LaunchedAt).Hours() }
 
@@ -91,6 +97,12 @@ type Result struct {
 	// ReservationCost is what the capacity reservations cost over the run,
 	// paid whether used or not; Cost does not count their instances again.
 	ReservationCost float64
+	// CommitmentCost is what the scenario's commitments (Savings Plans,
+	// RIs) cost over the run, paid whether used or not; CommitmentCovered
+	// is the part of Cost (on-demand usage) they covered, so the run's
+	// total is Cost − CommitmentCovered + CommitmentCost.
+	CommitmentCost    float64
+	CommitmentCovered float64
 
 	// Notes are notable decisions in time order (fallbacks, interruptions).
 	Notes []string

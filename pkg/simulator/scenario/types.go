@@ -10,6 +10,7 @@ import (
 	cbv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1alpha1"
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
 )
 
 // Scenario is one simulation: a world, a cluster, workloads and events.
@@ -42,6 +43,12 @@ type Scenario struct {
 	// t=0 (namespace default when unset).
 	PodTemplates    []corev1.PodTemplate  `json:"podTemplates,omitempty"`
 	CapacityBuffers []cbv1.CapacityBuffer `json:"capacityBuffers,omitempty"`
+	// NodeOverlays and Commitments (nodesmith.sh/v1alpha1) created at t=0:
+	// price and capacity overlays, Savings Plans and Reserved Instances. The
+	// report counts what the commitments cost over the run and how much
+	// on-demand they covered.
+	NodeOverlays []nsv1alpha1.NodeOverlay `json:"nodeOverlays,omitempty"`
+	Commitments  []nsv1alpha1.Commitment  `json:"commitments,omitempty"`
 	// Storage for pods' volumes, created at t=0 (claims in namespace
 	// default when unset): a pod template naming a claim gets its
 	// volume's topology. Nothing provisions or binds volumes during the

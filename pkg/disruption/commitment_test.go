@@ -1,0 +1,47 @@
+package disruption
+
+import (
+	"strings"
+	"testing"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+)
+
+// An on-demand node a commitment covers is prepaid: returning it to spot
+// (or replacing it with anything) saves only what the commitment leaves
+// uncovered. Covered, it stays; with too small a commitment it goes.
+func TestCommitmentsKeepCoveredOnDemand(t *testing.T) {
+	const od, spot = nsv1.CapacityTypeOnDemand, nsv1.CapacityTypeSpot
+	tests := []struct {
+		name        string
+		commitments []catalog.Commitment
+		want        []string
+		wantSkip    SkipReason
+	}{
+		{name: "no commitment: back to spot", want: []string{"ReturnToSpot[p-01]+1"}},
+		{name: "a commitment covering the node: it stays", commitments: []catalog.Commitment{{Name: "sp", Hourly: 0.25}}, wantSkip: SkipNotCheaper},
+		{name: "a commitment covering a tenth of it: back to spot", commitments: []catalog.Commitment{{Name: "sp", Hourly: 0.02}}, want: []string{"ReturnToSpot[p-01]+1"}},
+		{name: "a family commitment of another family covers nothing", commitments: []catalog.Commitment{{Name: "ri", Family: "x9", Region: "us-east-1", Hourly: 5}},
+			want: []string{"ReturnToSpot[p-01]+1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(pool("p", capacityTypes(spot, od), policy(nsv1.ConsolidationPolicyWhenEmpty)))
+			w.types["p"] = returnCatalog(0.06)
+			n := w.node("p", "m-00", "zone-a", od, fellBack)
+			w.pod(n, "2")
+			w.snap.Commitments = tt.commitments
+			plan, _, err := compute(w.input())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := summaries(plan); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Fatalf("actions %v, want %v\nskips: %+v", got, tt.want, plan.Skipped)
+			}
+			if tt.wantSkip != "" && (len(plan.Skipped) != 1 || plan.Skipped[0].Reason != tt.wantSkip) {
+				t.Fatalf("skips %+v, want one %s", plan.Skipped, tt.wantSkip)
+			}
+		})
+	}
+}

@@ -1,0 +1,69 @@
+package simulator
+
+import (
+	"testing"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	nsv1alpha1 "github.com/nodesmith/nodesmith/apis/v1alpha1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
+)
+
+// savings-plan.yaml: the $1.00/h Compute Savings Plan makes the first
+// zone's node on-demand (prepaid, zero at the margin); what is left of the
+// plan does not make a second on-demand node cheaper than spot, so the
+// other zones go to spot. Consolidation does not replace the covered
+// on-demand node with spot: it is prepaid. The same run with the
+// commitment ignored buys only spot and pays the plan unused, so its total
+// is higher.
+func TestSavingsPlanScenario(t *testing.T) {
+	res := runCached(t, "savings-plan.yaml")
+	od := 0
+	for _, l := range res.Launches {
+		if l.CapacityType == nsv1.CapacityTypeOnDemand {
+			od++
+			if l.Terminated {
+				t.Errorf("covered on-demand node %s went away at %s (%s): it is prepaid", l.NodeClaim, l.TerminatedAt, l.Reason)
+			}
+		}
+	}
+	if od != 1 || len(res.Launches) != 3 {
+		t.Errorf("%d launches, %d on demand; want 3 with 1 on demand", len(res.Launches), od)
+	}
+	if !res.AllPodsRunning.Reached {
+		t.Error("the pods never all ran")
+	}
+	if res.CommitmentCost <= 0 || res.CommitmentCovered <= 0 || res.CommitmentCovered > res.CommitmentCost {
+		t.Errorf("commitment paid $%.4f, covered $%.4f: want both positive, covered within paid", res.CommitmentCost, res.CommitmentCovered)
+	}
+
+	sc := loadExample(t, "savings-plan.yaml")
+	commitments := sc.Commitments
+	sc.Commitments = nil
+	ignored := run(t, sc)
+	for _, l := range ignored.Launches {
+		if l.CapacityType == nsv1.CapacityTypeOnDemand {
+			t.Errorf("ignoring the plan, %s launched on demand: spot is cheaper at list price", l.NodeClaim)
+		}
+	}
+	// The account pays the plan in both runs; the ignoring run's on-demand
+	// (none) is all it could have covered.
+	paid, covered := commitmentCost(mustCommitments(t, commitments), sc.World.Region, ignored.Launches, ignored.Duration)
+	with, without := res.CommitmentTotal(), ignored.Cost-covered+paid
+	t.Logf("with the Savings Plan: launched $%.4f − covered $%.4f + plan $%.4f = $%.4f; ignoring it: launched $%.4f − covered $%.4f + plan $%.4f = $%.4f (%.1f%% less)",
+		res.Cost, res.CommitmentCovered, res.CommitmentCost, with, ignored.Cost, covered, paid, without, 100*(1-with/without))
+	if paid != res.CommitmentCost {
+		t.Errorf("the plan costs $%.4f and $%.4f: the account pays it either way", res.CommitmentCost, paid)
+	}
+	if with >= without {
+		t.Errorf("using the Savings Plan costs $%.4f, ignoring it $%.4f", with, without)
+	}
+}
+
+func mustCommitments(t *testing.T, cs []nsv1alpha1.Commitment) []catalog.Commitment {
+	t.Helper()
+	out, errs := catalog.CommitmentsFrom(cs)
+	if len(errs) > 0 {
+		t.Fatal(errs[0])
+	}
+	return out
+}
