@@ -216,3 +216,23 @@ func Consumed(pr *prv1.ProvisioningRequest, pods []*corev1.Pod) bool {
 // BookingExpired reports whether a request Provisioned at since has had
 // its room kept for the booking window.
 func BookingExpired(since, now time.Time) bool { return !now.Before(since.Add(BookingWindow)) }
+
+// WaitingForBooking splits pods into those the provisioner plans and those
+// that wait for the room a ProvisioningRequest booked for them: a pod
+// annotated prv1.AnnotationConsumeRequest with the name of a request in its
+// namespace whose booking is live (booked reports it, by
+// "namespace/name"). kube-scheduler binds such a pod to the booked nodes
+// as they become ready; planning it would launch a second node for it, as
+// Cluster Autoscaler, which also leaves these pods to their booking, does
+// not. Once the booking ends (expired, revoked, consumed) the pod is an
+// ordinary pending pod again.
+func WaitingForBooking(pods []*corev1.Pod, booked func(key string) bool) (plan, waiting []*corev1.Pod) {
+	for _, p := range pods {
+		if name := p.Annotations[prv1.AnnotationConsumeRequest]; name != "" && booked != nil && booked(p.Namespace+"/"+name) {
+			waiting = append(waiting, p)
+			continue
+		}
+		plan = append(plan, p)
+	}
+	return plan, waiting
+}

@@ -265,3 +265,37 @@ func TestConsumed(t *testing.T) {
 		})
 	}
 }
+
+func TestWaitingForBooking(t *testing.T) {
+	pod := func(ns, name, consumes string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if consumes != "" {
+			p.Annotations = map[string]string{prv1.AnnotationConsumeRequest: consumes}
+		}
+		return p
+	}
+	live := map[string]bool{"lab/gang": true}
+	booked := func(key string) bool { return live[key] }
+	pods := []*corev1.Pod{
+		pod("lab", "plain", ""),
+		pod("lab", "gang-0", "gang"),       // its request's booking is live: waits
+		pod("lab", "other-0", "expired"),   // no live booking: planned
+		pod("elsewhere", "gang-0", "gang"), // same name, another namespace: planned
+	}
+	plan, waiting := WaitingForBooking(pods, booked)
+	names := func(ps []*corev1.Pod) (out []string) {
+		for _, p := range ps {
+			out = append(out, p.Namespace+"/"+p.Name)
+		}
+		return out
+	}
+	if got := strings.Join(names(waiting), ","); got != "lab/gang-0" {
+		t.Errorf("waiting %q, want lab/gang-0", got)
+	}
+	if got := strings.Join(names(plan), ","); got != "lab/plain,lab/other-0,elsewhere/gang-0" {
+		t.Errorf("planned %q", got)
+	}
+	if plan, waiting := WaitingForBooking(pods, nil); len(plan) != len(pods) || len(waiting) != 0 {
+		t.Errorf("no booking lookup: %d planned, %d waiting; want every pod planned", len(plan), len(waiting))
+	}
+}

@@ -45,3 +45,12 @@ func (c *Cluster) Booked(target string) bool {
 	}
 	return false
 }
+
+// BookingLive reports whether the request key ("namespace/name") holds a
+// live booking.
+func (c *Cluster) BookingLive(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.bookings[key]
+	return ok && c.clk.Now().Before(b.until)
+}
