@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	prv1 "github.com/nodesmith/nodesmith/apis/autoscaling/v1"
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
 )
@@ -25,11 +25,11 @@ import (
 // simulated AWS's capacity for it is exactly what the step sets.
 const (
 	gangPool = "gang"
-	gangType = "m5.2xlarge"
-	gangZone = labRegion + "b"
+	gangType = reservedType
+	gangZone = reservedZone
 	gangPods = 20
-	// gangPodCPU: one pod per m5.2xlarge (about 7.9 cpu allocatable).
-	gangPodCPU = "6"
+	// gangPodCPU: one pod per m5.xlarge (3.92 cpu allocatable).
+	gangPodCPU = reservedPodCPU
 )
 
 // provisioningRequestAtomic: a best-effort-atomic-scale-up
