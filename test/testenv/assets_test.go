@@ -93,8 +93,17 @@ func TestRepoRootHoldsTheCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 3 {
-		t.Errorf("%s holds %d files, want the 3 CRDs", CRDDir(), len(entries))
+	want := []string{
+		"autoscaling.x-k8s.io_capacitybuffers.yaml", "autoscaling.x-k8s.io_provisioningrequests.yaml",
+		"aws.nodesmith.sh_ec2nodeclasses.yaml", "nodesmith.sh_commitments.yaml", "nodesmith.sh_nodeclaims.yaml",
+		"nodesmith.sh_nodeoverlays.yaml", "nodesmith.sh_nodepools.yaml",
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("%s holds %v, want the %d CRDs %v", CRDDir(), got, len(want), want)
 	}
 }
 
