@@ -29,6 +29,10 @@ import (
 // for a claim the cache does not show yet (or any more).
 const launchedTTL = 10 * time.Minute
 
+// cacheLag is how long a launch is counted while the cache does not list
+// its claim at all: longer than the informer takes to show a new claim.
+const cacheLag = 15 * time.Second
+
 // launchLimits serialises the launches of each limited pool and remembers
 // what they launched until the cache shows it.
 type launchLimits struct {
@@ -89,7 +93,9 @@ func (ll *launchLimits) seen(pool string, listed []*nsv1.NodeClaim) map[string]c
 	ll.mu.Lock()
 	defer ll.mu.Unlock()
 	m := ll.recent[pool]
+	isListed := make(map[string]bool, len(listed))
 	for _, c := range listed {
+		isListed[c.Name] = true
 		if len(c.Status.Capacity) > 0 {
 			delete(m, c.Name)
 		}
@@ -97,7 +103,11 @@ func (ll *launchLimits) seen(pool string, listed []*nsv1.NodeClaim) map[string]c
 	out := map[string]corev1.ResourceList{}
 	now := ll.clk.Now()
 	for name, e := range m {
-		if now.Sub(e.at) >= launchedTTL {
+		// A launch the cache does not list after cacheLag is a claim that
+		// is gone (deleted, consolidated, interrupted): counting it would
+		// refuse every launch of the pool until launchedTTL, while the
+		// solver, which sees the claim gone, plans them again at once.
+		if now.Sub(e.at) >= launchedTTL || (!isListed[name] && now.Sub(e.at) >= cacheLag) {
 			delete(m, name)
 			continue
 		}
