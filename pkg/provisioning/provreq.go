@@ -23,6 +23,27 @@ import (
 // scale-up's all-or-nothing plan (PlanAtomic), how its launch ends
 // (AtomicLaunch) and when its booking runs out (BookingWindow).
 
+// A request whose pods do not fit is not failed: like Cluster
+// Autoscaler, Nodesmith says so in Provisioned (CapacityNotFound) and tries
+// again, RetryFirst after the first try and twice as long after each
+// further one, at most RetryMax apart, until the pods fit or the request
+// is deleted. A pool created with the request, capacity freed by other
+// pods or a raised limit is found on the next try.
+const (
+	RetryFirst = 10 * time.Second
+	RetryMax   = 5 * time.Minute
+)
+
+// RetryDelay is how long to wait before try number tries+1 of a request
+// that did not fit in tries tries (tries >= 1).
+func RetryDelay(tries int) time.Duration {
+	d := RetryFirst
+	for i := 1; i < tries && d < RetryMax; i++ {
+		d *= 2
+	}
+	return min(d, RetryMax)
+}
+
 // BookingWindow is how long a Provisioned request's room is kept for its
 // pods, as Cluster Autoscaler keeps it: its nodes are not disrupted before.
 const BookingWindow = 10 * time.Minute
@@ -95,6 +116,9 @@ type RequestVerdict struct {
 	// Failed is the Failed condition when the request failed (final), nil
 	// otherwise.
 	Failed *metav1.Condition
+	// Retry: the pods do not fit now; the request is tried again later
+	// (RetryDelay). Provisioned says why; Failed is nil.
+	Retry bool
 	// Plan is where the pods go: for check-capacity the nodes they fit on
 	// (nominations only), for an atomic request room on existing nodes for
 	// some and new claims for the rest; nil when the request failed.
@@ -106,6 +130,13 @@ func failed(reason, msg string) RequestVerdict {
 	return RequestVerdict{Provisioned: lifecycle.Condition(prv1.ConditionProvisioned, false, reason, msg), Failed: &f}
 }
 
+// notFit is the verdict on a request whose pods do not fit now: not
+// Provisioned, tried again.
+func notFit(msg string) RequestVerdict {
+	return RequestVerdict{Retry: true, Provisioned: lifecycle.Condition(prv1.ConditionProvisioned, false, ReasonNotFit,
+		msg+"; Nodesmith will try again")}
+}
+
 // TemplateMissing is the verdict on a request whose templates cannot be
 // read (RequestPods' problem).
 func TemplateMissing(problem string) RequestVerdict { return failed(ReasonTemplateMissing, problem) }
@@ -115,6 +146,7 @@ func TemplateMissing(problem string) RequestVerdict { return failed(ReasonTempla
 // claims still in flight are not room yet), with the pods already there
 // or nominated there. Nothing is launched, so the pools are not asked;
 // the verdict's plan says which nodes the pods fit on (to book them).
+// When they do not all fit the verdict is Retry.
 func CheckCapacity(in scheduling.Input, pods []*corev1.Pod) (RequestVerdict, error) {
 	now := in
 	now.Pods, now.NodePools = pods, nil
@@ -129,7 +161,7 @@ func CheckCapacity(in scheduling.Input, pods []*corev1.Pod) (RequestVerdict, err
 		return RequestVerdict{}, fmt.Errorf("solving %d pods of a check-capacity request: %w", len(pods), err)
 	}
 	if len(plan.Unschedulable) > 0 {
-		return failed(ReasonNotFit, unplaced(plan, len(pods), "fit on the nodes there are now")), nil
+		return notFit(unplaced(plan, len(pods), "fit on the nodes there are now")), nil
 	}
 	return RequestVerdict{Plan: plan, Provisioned: lifecycle.Condition(prv1.ConditionProvisioned, true, "",
 		fmt.Sprintf("all %d pods fit on the nodes there are now", len(pods)))}, nil
@@ -142,7 +174,8 @@ func unplaced(plan *scheduling.Plan, total int, where string) string {
 
 // PlanAtomic is best-effort-atomic-scale-up's plan: room for every pod,
 // on the nodes and in-flight claims there are and on new claims from the
-// pools, or nothing at all when even one pod cannot be placed.
+// pools, or nothing at all when even one pod cannot be placed (then the
+// verdict is Retry).
 func PlanAtomic(in scheduling.Input, pods []*corev1.Pod) (RequestVerdict, error) {
 	in.Pods = pods
 	plan, err := scheduling.Solve(in)
@@ -150,7 +183,7 @@ func PlanAtomic(in scheduling.Input, pods []*corev1.Pod) (RequestVerdict, error)
 		return RequestVerdict{}, fmt.Errorf("solving %d pods of an atomic request: %w", len(pods), err)
 	}
 	if len(plan.Unschedulable) > 0 {
-		return failed(ReasonNotFit, unplaced(plan, len(pods), "fit on the nodes there are or on any pool's new nodes")+"; nothing launched"), nil
+		return notFit(unplaced(plan, len(pods), "fit on the nodes there are or on any pool's new nodes") + "; nothing launched"), nil
 	}
 	return RequestVerdict{Plan: plan, Provisioned: lifecycle.Condition(prv1.ConditionProvisioned, false, ReasonLaunching,
 		fmt.Sprintf("launching %d nodeclaims for %d pods (%d fit on existing room)", len(plan.NewClaims), len(pods), len(plan.Nominations)))}, nil

@@ -3,6 +3,7 @@ package provisioning
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -102,20 +103,20 @@ func TestCheckCapacity(t *testing.T) {
 	dyn := scheduling.NodePoolFromAPI(p, cat.Types())
 	used := cpuPod(boundPod("u", "n1"), "1")
 	tests := []struct {
-		name       string
-		nodes      []*scheduling.ExistingNode
-		pods       []*corev1.Pod
-		want       metav1.ConditionStatus
-		wantFailed bool
-		wantMsg    string
+		name      string
+		nodes     []*scheduling.ExistingNode
+		pods      []*corev1.Pod
+		want      metav1.ConditionStatus
+		wantRetry bool
+		wantMsg   string
 	}{
 		{name: "all fit on two ready nodes", nodes: []*scheduling.ExistingNode{readyNode("n1", "2", false), readyNode("n2", "2", false)},
 			pods: reqPods(t, "1", 4), want: metav1.ConditionTrue, wantMsg: "all 4 pods fit"},
 		{name: "pods already there take their room", nodes: []*scheduling.ExistingNode{readyNode("n1", "2", false, used), readyNode("n2", "2", false)},
-			pods: reqPods(t, "1", 4), want: metav1.ConditionFalse, wantFailed: true, wantMsg: "1 of 4 pods do not fit"},
+			pods: reqPods(t, "1", 4), want: metav1.ConditionFalse, wantRetry: true, wantMsg: "1 of 4 pods do not fit"},
 		{name: "an in-flight claim is not room yet", nodes: []*scheduling.ExistingNode{readyNode("n1", "2", false), readyNode("c1", "2", true)},
-			pods: reqPods(t, "1", 4), want: metav1.ConditionFalse, wantFailed: true, wantMsg: "2 of 4 pods"},
-		{name: "no nodes: nothing fits, and nothing is launched for it", pods: reqPods(t, "1", 1), want: metav1.ConditionFalse, wantFailed: true},
+			pods: reqPods(t, "1", 4), want: metav1.ConditionFalse, wantRetry: true, wantMsg: "2 of 4 pods"},
+		{name: "no nodes: nothing fits, and nothing is launched for it", pods: reqPods(t, "1", 1), want: metav1.ConditionFalse, wantRetry: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,16 +127,19 @@ func TestCheckCapacity(t *testing.T) {
 			if v.Provisioned.Type != prv1.ConditionProvisioned || v.Provisioned.Status != tt.want || !strings.Contains(v.Provisioned.Message, tt.wantMsg) {
 				t.Errorf("provisioned %+v, want %s %q", v.Provisioned, tt.want, tt.wantMsg)
 			}
-			if (v.Failed != nil) != tt.wantFailed {
-				t.Errorf("failed %+v, want failed %v", v.Failed, tt.wantFailed)
+			if v.Failed != nil {
+				t.Errorf("failed %+v: pods that do not fit are tried again, never failed", v.Failed)
 			}
-			if v.Failed != nil && (v.Failed.Reason != ReasonNotFit || v.Failed.Status != metav1.ConditionTrue) {
-				t.Errorf("failed %+v, want True %s", v.Failed, ReasonNotFit)
+			if v.Retry != tt.wantRetry {
+				t.Errorf("retry %v, want %v", v.Retry, tt.wantRetry)
+			}
+			if v.Retry && (v.Provisioned.Reason != ReasonNotFit || !strings.Contains(v.Provisioned.Message, "try again")) {
+				t.Errorf("provisioned %+v, want reason %s saying it is tried again", v.Provisioned, ReasonNotFit)
 			}
 			if v.Plan != nil && len(v.Plan.NewClaims) > 0 {
 				t.Error("check-capacity planned a launch")
 			}
-			if (v.Plan != nil) == tt.wantFailed {
+			if (v.Plan != nil) == tt.wantRetry {
 				t.Errorf("plan %v, want one (the nodes to book) only when the pods fit", v.Plan)
 			}
 		})
@@ -162,12 +166,12 @@ func TestPlanAtomic(t *testing.T) {
 		pods        []*corev1.Pod
 		wantClaims  int
 		wantNominal int
-		wantFailed  bool
+		wantRetry   bool
 	}{
 		{name: "all pods on new claims", pool: dyn, pods: reqPods(t, "3", 4), wantClaims: 4},
 		{name: "existing room is used first", nodes: []*scheduling.ExistingNode{readyNode("n1", "4", false)}, pool: dyn, pods: reqPods(t, "3", 2), wantClaims: 1, wantNominal: 1},
-		{name: "one pod too big for any type: none planned", pool: dyn, pods: append(reqPods(t, "1", 3), cpuPod(pendingPod("huge"), "64")), wantFailed: true},
-		{name: "the pool's node limit leaves some pods out: none planned", pool: limited(2), pods: reqPods(t, "3", 4), wantFailed: true},
+		{name: "one pod too big for any type: none planned", pool: dyn, pods: append(reqPods(t, "1", 3), cpuPod(pendingPod("huge"), "64")), wantRetry: true},
+		{name: "the pool's node limit leaves some pods out: none planned", pool: limited(2), pods: reqPods(t, "3", 4), wantRetry: true},
 		{name: "the node limit fits them all", pool: limited(4), pods: reqPods(t, "3", 4), wantClaims: 4},
 	}
 	for _, tt := range tests {
@@ -176,14 +180,15 @@ func TestPlanAtomic(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tt.wantFailed {
-				if v.Failed == nil || v.Plan != nil || v.Failed.Reason != ReasonNotFit || !strings.Contains(v.Failed.Message, "nothing launched") {
-					t.Fatalf("verdict %+v plan %v, want Failed %s with no plan", v.Failed, v.Plan, ReasonNotFit)
+			if tt.wantRetry {
+				if !v.Retry || v.Failed != nil || v.Plan != nil || v.Provisioned.Status != metav1.ConditionFalse ||
+					v.Provisioned.Reason != ReasonNotFit || !strings.Contains(v.Provisioned.Message, "nothing launched") {
+					t.Fatalf("verdict %+v plan %v, want not Provisioned (%s), tried again, with no plan", v, v.Plan, ReasonNotFit)
 				}
 				return
 			}
-			if v.Failed != nil || v.Plan == nil {
-				t.Fatalf("failed %+v, want a plan", v.Failed)
+			if v.Failed != nil || v.Retry || v.Plan == nil {
+				t.Fatalf("failed %+v retry %v, want a plan", v.Failed, v.Retry)
 			}
 			if len(v.Plan.NewClaims) != tt.wantClaims || len(v.Plan.Nominations) != tt.wantNominal {
 				t.Errorf("%d claims %d nominations, want %d and %d", len(v.Plan.NewClaims), len(v.Plan.Nominations), tt.wantClaims, tt.wantNominal)
@@ -297,5 +302,16 @@ func TestWaitingForBooking(t *testing.T) {
 	}
 	if plan, waiting := WaitingForBooking(pods, nil); len(plan) != len(pods) || len(waiting) != 0 {
 		t.Errorf("no booking lookup: %d planned, %d waiting; want every pod planned", len(plan), len(waiting))
+	}
+}
+
+func TestRetryDelay(t *testing.T) {
+	for _, tt := range []struct {
+		tries int
+		want  time.Duration
+	}{{1, 10 * time.Second}, {2, 20 * time.Second}, {3, 40 * time.Second}, {5, 160 * time.Second}, {6, 5 * time.Minute}, {40, 5 * time.Minute}} {
+		if got := RetryDelay(tt.tries); got != tt.want {
+			t.Errorf("RetryDelay(%d) = %s, want %s", tt.tries, got, tt.want)
+		}
 	}
 }

@@ -62,10 +62,12 @@ func (c *Controller) atomic(ctx context.Context, key string, pr, base *prv1.Prov
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if v.Failed != nil {
-		c.apply(pr, v)
-		return reconcile.Result{}, nil
+	if v.Retry {
+		return c.retry(key, pr, v), nil
 	}
+	c.mu.Lock()
+	delete(c.tries, key)
+	c.mu.Unlock()
 	claims := make([]*nsv1.NodeClaim, 0, len(v.Plan.NewClaims))
 	for _, cp := range v.Plan.NewClaims {
 		claim := provisioning.NewNodeClaim(byName[cp.NodePool], cp, c.opts.NewName(cp.NodePool))

@@ -77,6 +77,9 @@ type Controller struct {
 	// planned, by request: the cache may not show the status holding them
 	// yet, and planning again would launch a second set.
 	planned map[string][]string
+	// tries counts, by request, the tries in a row whose pods did not
+	// fit (for provisioning.RetryDelay).
+	tries map[string]int
 }
 
 // New builds the controller.
@@ -85,7 +88,7 @@ func New(kube client.Client, cluster *state.Cluster, its InstanceTypes, clk cloc
 		opts.NewName = func(pool string) string { return pool + "-" + utilrand.String(5) }
 	}
 	opts.Solve = provisioning.SolveOptions(opts.Solve)
-	return &Controller{kube: kube, cluster: cluster, types: its, clk: clk, recorder: rec, metrics: m, opts: opts, created: map[string]time.Time{}, planned: map[string][]string{}}
+	return &Controller{kube: kube, cluster: cluster, types: its, clk: clk, recorder: rec, metrics: m, opts: opts, created: map[string]time.Time{}, planned: map[string][]string{}, tries: map[string]int{}}
 }
 
 // Controller declares it: ProvisioningRequests, woken by their NodeClaims.
@@ -134,7 +137,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case lifecycle.IsTrue(conds, prv1.ConditionProvisioned):
 		res, err = c.booked(ctx, key, pr)
 	case pr.Spec.ProvisioningClassName == prv1.ClassCheckCapacity:
-		err = c.checkCapacity(ctx, key, pr)
+		res, err = c.checkCapacity(ctx, key, pr)
 	default:
 		res, err = c.atomic(ctx, key, pr, base)
 	}
@@ -149,7 +152,22 @@ func (c *Controller) forget(key string) {
 	c.cluster.Book(key, nil, time.Time{})
 	c.mu.Lock()
 	delete(c.planned, key)
+	delete(c.tries, key)
 	c.mu.Unlock()
+}
+
+// retry notes one more try of the request whose pods did not fit and
+// says when to try again; the first miss is announced as an event.
+func (c *Controller) retry(key string, pr *prv1.ProvisioningRequest, v provisioning.RequestVerdict) reconcile.Result {
+	c.apply(pr, v)
+	c.mu.Lock()
+	c.tries[key]++
+	n := c.tries[key]
+	c.mu.Unlock()
+	if n == 1 {
+		c.recorder.Publish(events.Warning(pr, v.Provisioned.Reason, "ProvisioningRequest", v.Provisioned.Message))
+	}
+	return reconcile.Result{RequeueAfter: provisioning.RetryDelay(n)}
 }
 
 func (c *Controller) set(pr *prv1.ProvisioningRequest, cond metav1.Condition) {
@@ -197,34 +215,38 @@ func (c *Controller) pods(ctx context.Context, pr *prv1.ProvisioningRequest) ([]
 	return pods, problem, nil
 }
 
-// checkCapacity answers a check-capacity request once: Provisioned (its
-// nodes booked), or Failed.
-func (c *Controller) checkCapacity(ctx context.Context, key string, pr *prv1.ProvisioningRequest) error {
+// checkCapacity answers a check-capacity request: Provisioned (its nodes
+// booked), not yet (tried again later), or Failed (no template).
+func (c *Controller) checkCapacity(ctx context.Context, key string, pr *prv1.ProvisioningRequest) (reconcile.Result, error) {
 	pods, problem, err := c.pods(ctx, pr)
 	if err != nil {
-		return err
+		return reconcile.Result{}, err
 	}
 	if problem != "" {
 		c.apply(pr, provisioning.TemplateMissing(problem))
-		return nil
+		return reconcile.Result{}, nil
 	}
 	snap, err := c.cluster.Snapshot(ctx)
 	if err != nil {
-		return err
+		return reconcile.Result{}, err
 	}
 	held := provisioning.PendingPods(snap, c.cluster.Nominated, c.clk.Now()).Held
 	in := scheduling.Input{Nodes: provisioning.ExistingNodes(snap, held), DaemonSets: snap.DaemonSets, Options: c.opts.Solve}
 	v, err := provisioning.CheckCapacity(in, pods)
 	if err != nil {
-		return err
+		return reconcile.Result{}, err
 	}
-	if v.Failed == nil {
-		nodes := targets(v.Plan, nil)
-		setDetail(pr, DetailNodes, nodes)
-		c.cluster.Book(key, nodes, c.clk.Now().Add(provisioning.BookingWindow))
+	if v.Retry {
+		return c.retry(key, pr, v), nil
 	}
+	c.mu.Lock()
+	delete(c.tries, key)
+	c.mu.Unlock()
+	nodes := targets(v.Plan, nil)
+	setDetail(pr, DetailNodes, nodes)
+	c.cluster.Book(key, nodes, c.clk.Now().Add(provisioning.BookingWindow))
 	c.apply(pr, v)
-	return nil
+	return reconcile.Result{}, nil
 }
 
 // targets are the nodes a plan nominated pods to, and the claims, sorted.

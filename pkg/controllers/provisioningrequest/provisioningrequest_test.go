@@ -146,10 +146,11 @@ func TestCheckCapacity(t *testing.T) {
 		count       int32
 		want        metav1.ConditionStatus
 		failed      bool
+		retry       bool
 		reason, msg string
 	}{
 		{name: "fits", class: prv1.ClassCheckCapacity, tmpl: "check-" + s, count: 4, want: metav1.ConditionTrue, msg: "all 4 pods fit"},
-		{name: "does-not-fit", class: prv1.ClassCheckCapacity, tmpl: "check-" + s, count: 5, want: metav1.ConditionFalse, failed: true,
+		{name: "does-not-fit", class: prv1.ClassCheckCapacity, tmpl: "check-" + s, count: 5, want: metav1.ConditionFalse, retry: true,
 			reason: provisioning.ReasonNotFit, msg: "1 of 5 pods do not fit"},
 		{name: "no-template", class: prv1.ClassCheckCapacity, tmpl: "gone-" + s, count: 1, want: metav1.ConditionFalse, failed: true,
 			reason: provisioning.ReasonTemplateMissing, msg: "gone-" + s},
@@ -159,8 +160,11 @@ func TestCheckCapacity(t *testing.T) {
 			f := newFixture()
 			name := tt.name + "-" + s
 			request(t, name, tt.class, tt.tmpl, tt.count)
-			f.reconcile(t, name)
+			res := f.reconcile(t, name)
 			pr := fresh(t, name)
+			if want := map[bool]time.Duration{true: provisioning.RetryFirst}[tt.retry]; res.RequeueAfter != want {
+				t.Errorf("requeued after %s, want %s", res.RequeueAfter, want)
+			}
 			wantCondition(t, pr, prv1.ConditionAccepted, metav1.ConditionTrue, "", prv1.ClassCheckCapacity)
 			wantCondition(t, pr, prv1.ConditionProvisioned, tt.want, tt.reason, tt.msg)
 			if tt.failed {
@@ -168,8 +172,8 @@ func TestCheckCapacity(t *testing.T) {
 			} else if meta.FindStatusCondition(pr.Status.Conditions, prv1.ConditionFailed) != nil {
 				t.Error("Failed set on a request that fits")
 			}
-			if got := f.cluster.Booked(node.Name); got != !tt.failed {
-				t.Errorf("node booked %v, want %v", got, !tt.failed)
+			if got := f.cluster.Booked(node.Name); got != (!tt.failed && !tt.retry) {
+				t.Errorf("node booked %v, want %v", got, !tt.failed && !tt.retry)
 			}
 			if n := len(requestClaims(t, ns+"/"+name)); n != 0 {
 				t.Errorf("check-capacity created %d nodeclaims", n)
@@ -203,6 +207,39 @@ func setLaunched(t *testing.T, c *nsv1.NodeClaim, ok bool, reason, msg string) {
 		t.Fatal(err)
 	}
 	h.Cached(t, c)
+}
+
+// launching makes an atomic request named prefix-<suffix> for pods 3-cpu
+// pods on a pool of its own, plans it once and returns the fixture, the
+// request's name and its claims (one per pod), after the cache holds the
+// status that names them.
+func launching(t *testing.T, prefix string, pods int32) (*fixture, string, []nsv1.NodeClaim) {
+	t.Helper()
+	name := prefix + "-" + suffix()
+	pool(t, name, 0)
+	template(t, name, "3", nsv1.LabelNodePool, name)
+	f := newFixture()
+	request(t, name, prv1.ClassAtomicScaleUp, name, pods)
+	f.reconcile(t, name)
+	claims := requestClaims(t, ns+"/"+name)
+	if len(claims) != int(pods) {
+		t.Fatalf("%d nodeclaims, want %d (one 4-cpu node per 3-cpu pod)", len(claims), pods)
+	}
+	fresh(t, name)
+	return f, name, claims
+}
+
+// provisioned is launching with every claim launched and the request
+// Provisioned (and read back).
+func provisioned(t *testing.T, prefix string, pods int32) (*fixture, string, []nsv1.NodeClaim) {
+	t.Helper()
+	f, name, claims := launching(t, prefix, pods)
+	for i := range claims {
+		setLaunched(t, &claims[i], true, "", "")
+	}
+	f.reconcile(t, name)
+	wantCondition(t, fresh(t, name), prv1.ConditionProvisioned, metav1.ConditionTrue, "", "")
+	return f, name, claims
 }
 
 // An atomic request gets claims for all its pods; once every claim has
@@ -262,23 +299,7 @@ func TestAtomicProvisionedAndBooked(t *testing.T) {
 // Once every pod of the request is bound, the room is theirs: the booking
 // is released before the window ends, and the status says so.
 func TestBookingReleasedOnceConsumed(t *testing.T) {
-	s := suffix()
-	poolName := "atomic-consumed-" + s
-	pool(t, poolName, 0)
-	template(t, poolName, "3", nsv1.LabelNodePool, poolName)
-	f := newFixture()
-	request(t, poolName, prv1.ClassAtomicScaleUp, poolName, 2)
-	f.reconcile(t, poolName)
-	claims := requestClaims(t, ns+"/"+poolName)
-	if len(claims) != 2 {
-		t.Fatalf("%d nodeclaims, want 2", len(claims))
-	}
-	fresh(t, poolName)
-	for i := range claims {
-		setLaunched(t, &claims[i], true, "", "")
-	}
-	f.reconcile(t, poolName)
-	fresh(t, poolName)
+	f, poolName, claims := provisioned(t, "atomic-consumed", 2)
 	f.reconcile(t, poolName)
 	if !f.cluster.Booked(claims[0].Name) {
 		t.Fatal("not booked once Provisioned")
@@ -307,21 +328,7 @@ func TestBookingReleasedOnceConsumed(t *testing.T) {
 // A booked claim that goes away within the booking window revokes the
 // capacity: CapacityRevoked, with the claim named.
 func TestCapacityRevoked(t *testing.T) {
-	s := suffix()
-	poolName := "atomic-revoked-" + s
-	pool(t, poolName, 0)
-	template(t, poolName, "3", nsv1.LabelNodePool, poolName)
-	f := newFixture()
-	request(t, poolName, prv1.ClassAtomicScaleUp, poolName, 1)
-	f.reconcile(t, poolName)
-	claims := requestClaims(t, ns+"/"+poolName)
-	if len(claims) != 1 {
-		t.Fatalf("%d nodeclaims, want 1", len(claims))
-	}
-	fresh(t, poolName)
-	setLaunched(t, &claims[0], true, "", "")
-	f.reconcile(t, poolName)
-	fresh(t, poolName)
+	f, poolName, claims := provisioned(t, "atomic-revoked", 1)
 	if err := h.Direct.Delete(context.Background(), &claims[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -341,19 +348,7 @@ func TestCapacityRevoked(t *testing.T) {
 // One claim of the set failing to launch rolls the whole set back and
 // fails the request with the claim's reason.
 func TestAtomicRollback(t *testing.T) {
-	s := suffix()
-	poolName := "atomic-fail-" + s
-	pool(t, poolName, 0)
-	template(t, poolName, "3", nsv1.LabelNodePool, poolName)
-	f := newFixture()
-	request(t, poolName, prv1.ClassAtomicScaleUp, poolName, 3)
-	key := ns + "/" + poolName
-	f.reconcile(t, poolName)
-	claims := requestClaims(t, key)
-	if len(claims) != 3 {
-		t.Fatalf("%d nodeclaims, want 3", len(claims))
-	}
-	fresh(t, poolName)
+	f, poolName, claims := launching(t, "atomic-fail", 3)
 	setLaunched(t, &claims[0], true, "", "")
 	setLaunched(t, &claims[1], false, "LaunchFailed", "InsufficientInstanceCapacity in every offering")
 	f.reconcile(t, poolName)
@@ -374,8 +369,9 @@ func TestAtomicRollback(t *testing.T) {
 	}
 }
 
-// Not every pod fits (the pool's node limit): nothing is created and the
-// request fails saying how many pods did not fit.
+// Not every pod fits (the pool's node limit): nothing is created, the
+// request says how many pods did not fit and is tried again, later each
+// time; once the limit is raised the next try launches the whole set.
 func TestAtomicNothingWhenSomeDoNotFit(t *testing.T) {
 	s := suffix()
 	poolName := "atomic-limit-" + s
@@ -383,11 +379,34 @@ func TestAtomicNothingWhenSomeDoNotFit(t *testing.T) {
 	template(t, poolName, "3", nsv1.LabelNodePool, poolName)
 	f := newFixture()
 	request(t, poolName, prv1.ClassAtomicScaleUp, poolName, 3)
+	for i, want := range []time.Duration{provisioning.RetryFirst, 2 * provisioning.RetryFirst} {
+		if res := f.reconcile(t, poolName); res.RequeueAfter != want {
+			t.Errorf("try %d: requeued after %s, want %s", i+1, res.RequeueAfter, want)
+		}
+		pr := fresh(t, poolName)
+		wantCondition(t, pr, prv1.ConditionProvisioned, metav1.ConditionFalse, provisioning.ReasonNotFit, "1 of 3 pods do not fit")
+		if c := meta.FindStatusCondition(pr.Status.Conditions, prv1.ConditionFailed); c != nil {
+			t.Errorf("try %d: Failed %+v; a request that does not fit yet is tried again", i+1, c)
+		}
+		if n := len(requestClaims(t, ns+"/"+poolName)); n != 0 {
+			t.Errorf("try %d: %d nodeclaims created for a request that does not fit", i+1, n)
+		}
+	}
+
+	p := &nsv1.NodePool{}
+	if err := h.Direct.Get(context.Background(), types.NamespacedName{Name: poolName}, p); err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.Limits = nsv1.Limits{nsv1.ResourceNodes: *resource.NewQuantity(3, resource.DecimalSI)}
+	if err := h.Direct.Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	h.Cached(t, p)
 	f.reconcile(t, poolName)
 	pr := fresh(t, poolName)
-	wantCondition(t, pr, prv1.ConditionFailed, metav1.ConditionTrue, provisioning.ReasonNotFit, "1 of 3 pods do not fit")
-	if n := len(requestClaims(t, ns+"/"+poolName)); n != 0 {
-		t.Errorf("%d nodeclaims created for a request that does not fit", n)
+	wantCondition(t, pr, prv1.ConditionProvisioned, metav1.ConditionFalse, provisioning.ReasonLaunching, "launching 3 nodeclaims")
+	if n := len(requestClaims(t, ns+"/"+poolName)); n != 3 {
+		t.Errorf("%d nodeclaims once the limit was raised, want 3", n)
 	}
 }
 
