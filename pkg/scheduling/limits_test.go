@@ -269,45 +269,29 @@ func TestLimitRefusal(t *testing.T) {
 // (without minValues, the plain LP over the pool's types), and never more
 // than it — a plan above its bound would show the bound is not one.
 func TestSolveLimitedMixesNearTheirBound(t *testing.T) {
-	cat, err := catalog.Load(catalog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mix := range limitedMixes {
-		for _, minValues := range []bool{true, false} {
-			np := spotFleetPool(cat.Types())
-			np.Limits = mix.limits
-			name := mix.name
-			if !minValues {
-				np.Requirements[awsv1.LabelInstanceFamily].MinValues = nil
-				name += " without minValues"
-			}
-			t.Run(name, func(t *testing.T) {
-				ps := mix.pods()
-				in := Input{Pods: ps, NodePools: []*NodePool{np}}
-				plan, err := Solve(in)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkPlan(t, in, plan)
-				ub := limitedUpperBound(np, ps)
-				ubmv, err := limitedUpperBoundMinValues(np, ps)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ubmv > ub*(1+1e-9) {
-					t.Errorf("the minValues bound %.1f is above the plain one %.1f", ubmv, ub)
-				}
-				placed := float64(plan.PodCount())
-				if placed > ubmv*(1+1e-9) {
-					t.Errorf("%v pods placed, above the bound %.1f", placed, ubmv)
-				}
-				if placed < 0.95*ubmv {
-					t.Errorf("%v pods placed, below 95%% of the bound %.1f", placed, ubmv)
-				}
-			})
+	forEachLimitedMix(t, func(t *testing.T, np *NodePool, ps []*corev1.Pod) {
+		in := Input{Pods: ps, NodePools: []*NodePool{np}}
+		plan, err := Solve(in)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		checkPlan(t, in, plan)
+		ub := limitedUpperBound(np, ps)
+		ubmv, err := limitedUpperBoundMinValues(np, ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ubmv > ub*(1+1e-9) {
+			t.Errorf("the minValues bound %.1f is above the plain one %.1f", ubmv, ub)
+		}
+		placed := float64(plan.PodCount())
+		if placed > ubmv*(1+1e-9) {
+			t.Errorf("%v pods placed, above the bound %.1f", placed, ubmv)
+		}
+		if placed < 0.95*ubmv {
+			t.Errorf("%v pods placed, below 95%% of the bound %.1f", placed, ubmv)
+		}
+	})
 }
 
 // TestSolveLimitedMixesExpectedLaunch holds every mix, with the pool's
@@ -317,6 +301,40 @@ func TestSolveLimitedMixesNearTheirBound(t *testing.T) {
 // the claims, launched in plan order as their cheapest options, each find
 // their minValues within what the limit leaves (TrimToLimit).
 func TestSolveLimitedMixesExpectedLaunch(t *testing.T) {
+	forEachLimitedMix(t, func(t *testing.T, np *NodePool, ps []*corev1.Pod) {
+		in := Input{Pods: ps, NodePools: []*NodePool{np}, Options: Options{ChargeExpectedLaunch: true}}
+		plan, err := Solve(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, in, plan)
+		ub := limitedUpperBound(np, ps)
+		placed := float64(plan.PodCount())
+		if placed > ub*(1+1e-9) {
+			t.Errorf("%v pods placed, above the bound %.1f", placed, ub)
+		}
+		if placed < 0.95*ub {
+			t.Errorf("%v pods placed, below 95%% of the bound %.1f", placed, ub)
+		}
+		launched := corev1.ResourceList{}
+		for _, c := range plan.NewClaims {
+			kept, why := TrimToLimit(np, launched, c.Options, c.Name)
+			if why != "" {
+				t.Fatalf("claim %s refused at its turn: %s", c.Name, why)
+			}
+			for name, q := range kept[0].InstanceType.Capacity {
+				cur := launched[name]
+				cur.Add(q)
+				launched[name] = cur
+			}
+		}
+	})
+}
+
+// forEachLimitedMix runs check, as a subtest, on every mix of
+// limitedMixes with the spot-fleet pool under the mix's limits, with the
+// pool's minValues and without.
+func forEachLimitedMix(t *testing.T, check func(t *testing.T, np *NodePool, ps []*corev1.Pod)) {
 	cat, err := catalog.Load(catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -330,35 +348,7 @@ func TestSolveLimitedMixesExpectedLaunch(t *testing.T) {
 				np.Requirements[awsv1.LabelInstanceFamily].MinValues = nil
 				name += " without minValues"
 			}
-			t.Run(name, func(t *testing.T) {
-				ps := mix.pods()
-				in := Input{Pods: ps, NodePools: []*NodePool{np}, Options: Options{ChargeExpectedLaunch: true}}
-				plan, err := Solve(in)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkPlan(t, in, plan)
-				ub := limitedUpperBound(np, ps)
-				placed := float64(plan.PodCount())
-				if placed > ub*(1+1e-9) {
-					t.Errorf("%v pods placed, above the bound %.1f", placed, ub)
-				}
-				if placed < 0.95*ub {
-					t.Errorf("%v pods placed, below 95%% of the bound %.1f", placed, ub)
-				}
-				launched := corev1.ResourceList{}
-				for _, c := range plan.NewClaims {
-					kept, why := TrimToLimit(np, launched, c.Options, c.Name)
-					if why != "" {
-						t.Fatalf("claim %s refused at its turn: %s", c.Name, why)
-					}
-					for name, q := range kept[0].InstanceType.Capacity {
-						cur := launched[name]
-						cur.Add(q)
-						launched[name] = cur
-					}
-				}
-			})
+			t.Run(name, func(t *testing.T) { check(t, np, mix.pods()) })
 		}
 	}
 }
