@@ -57,11 +57,8 @@ func (w *working) interruption(marked []*nodeInfo, pdbs []pdbView, out *Plan) er
 				w.skip(n, SkipNotEvaluated, fmt.Sprintf("node %s %s; this plan's solver budget ran out before it", n.name, why))
 				continue
 			}
-			// No simulation left: delete without replacements; the
-			// provisioner places the pods once they are Pending.
-			a = w.newAction(MethodInterruption, reason, []*nodeInfo{n}, why)
-			a.Savings = n.price
-			a.Message = fmt.Sprintf("%s %s; deleting it, the provisioner places its %d pods", describe(n), why, len(n.movable))
+			// No simulation left.
+			a = w.deleteOnly(n, MethodInterruption, reason, why)
 			a.Forced, a.Deadline = true, mark.Deadline
 			w.commit(a, nil)
 			out.Actions = append(out.Actions, a)

@@ -8,7 +8,6 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
-	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
 // Compute proposes the plan's actions: the commands for nodes the
@@ -203,22 +202,10 @@ func (w *working) expiration(live []*nodeInfo, out *Plan) error {
 		}
 		why := fmt.Sprintf("expired at %s (expireAfter %s)", at.UTC().Format(time.RFC3339), n.claim.Spec.ExpireAfter.Duration)
 		out.Candidates[nsv1.DisruptionReasonExpired]++
-		var (
-			a    *Action
-			plan *scheduling.Plan
-			err  error
-		)
-		if w.solves >= w.opts.MaxSolves || n.received {
-			// No simulation left (or the node took pods earlier in this
-			// plan): delete without replacements; the provisioner plans
-			// the pods once they are Pending.
-			a = w.newAction(MethodExpiration, nsv1.DisruptionReasonExpired, []*nodeInfo{n}, why)
-			a.Savings = n.price
-			a.Message = fmt.Sprintf("%s: %s; deleting it, the provisioner places its %d pods", describe(n), why, len(n.movable))
-		} else if a, plan, _, _, err = w.replaceAll(n, MethodExpiration, nsv1.DisruptionReasonExpired, why, true); err != nil {
+		a, plan, err := w.forcedReplace(n, MethodExpiration, nsv1.DisruptionReasonExpired, why)
+		if err != nil {
 			return err
 		}
-		a.Forced = true
 		w.commit(a, plan)
 		out.Actions = append(out.Actions, a)
 	}

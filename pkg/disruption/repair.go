@@ -8,7 +8,6 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
-	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
 // RepairPolicy is one unhealthy state a node may be in: its condition
@@ -143,22 +142,11 @@ func (w *working) repair(live []*nodeInfo, out *Plan) error {
 				n.name, why, c.unhealthy, n.poolName(), c.total, MaxUnhealthyPercent, allowed))
 			continue
 		}
-		var (
-			a    *Action
-			plan *scheduling.Plan
-			err  error
-		)
-		if w.solves >= w.opts.MaxSolves || n.received {
-			// No simulation left (or the node took pods earlier in this
-			// plan): delete without replacements; the provisioner places
-			// the pods once they are Pending.
-			a = w.newAction(MethodRepair, nsv1.DisruptionReasonUnhealthy, []*nodeInfo{n}, why)
-			a.Savings = n.price
-			a.Message = fmt.Sprintf("%s %s; deleting it, the provisioner places its %d pods", describe(n), why, len(n.movable))
-		} else if a, plan, _, _, err = w.replaceAll(n, MethodRepair, nsv1.DisruptionReasonUnhealthy, why, true); err != nil {
+		a, plan, err := w.forcedReplace(n, MethodRepair, nsv1.DisruptionReasonUnhealthy, why)
+		if err != nil {
 			return err
 		}
-		a.Forced, a.Deadline = true, w.in.Now
+		a.Deadline = w.in.Now
 		a.Condition = h.Policy.String()
 		w.commit(a, plan)
 		out.Actions = append(out.Actions, a)

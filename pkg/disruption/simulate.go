@@ -61,6 +61,33 @@ func (w *working) newAction(m Method, r nsv1.DisruptionReason, cands []*nodeInfo
 	return a
 }
 
+// deleteOnly is n deleted with no replacement planned: the provisioner
+// places its pods once they are Pending.
+func (w *working) deleteOnly(n *nodeInfo, m Method, r nsv1.DisruptionReason, why string) *Action {
+	a := w.newAction(m, r, []*nodeInfo{n}, why)
+	a.Savings = n.price
+	a.Message = fmt.Sprintf("%s %s; deleting it, the provisioner places its %d pods", describe(n), why, len(n.movable))
+	return a
+}
+
+// forcedReplace decides a forced disruption of n (expiry, repair): its
+// replacements planned (replaceAll, forced), or, when this plan's solves
+// have run out or n took pods earlier in this plan, n deleted alone
+// (deleteOnly). The action is Forced.
+func (w *working) forcedReplace(n *nodeInfo, m Method, r nsv1.DisruptionReason, why string) (*Action, *scheduling.Plan, error) {
+	if w.solves >= w.opts.MaxSolves || n.received {
+		a := w.deleteOnly(n, m, r, why)
+		a.Forced = true
+		return a, nil, nil
+	}
+	a, plan, _, _, err := w.replaceAll(n, m, r, why, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.Forced = true
+	return a, plan, nil
+}
+
 // replaceAll decides a drift or expiry of n: its pods go to other nodes and
 // as many new claims as they need. Pods with nowhere to go stop a voluntary
 // method; a forced one goes anyway, and they wait Pending.
