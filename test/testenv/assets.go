@@ -53,34 +53,26 @@ func AssetsDir() (string, error) {
 
 // HelmPath is the helm binary: NODESMITH_HELM when set, else the one
 // `tools/build.sh helm` builds.
-func HelmPath() (string, error) {
-	path := os.Getenv("NODESMITH_HELM")
-	if path == "" {
-		cache, err := CacheDir()
-		if err != nil {
-			return "", err
-		}
-		path = filepath.Join(cache, "helm-"+HelmVersion, "helm")
-	}
-	if err := executable(path); err != nil {
-		return "", fmt.Errorf("helm not found at %s (run make tools, or tools/build.sh helm): %w", path, err)
-	}
-	return path, nil
-}
+func HelmPath() (string, error) { return toolPath("helm", "NODESMITH_HELM", HelmVersion) }
 
 // KwokPath is the kwok binary: NODESMITH_KWOK when set, else the one
 // `tools/build.sh kwok` builds.
-func KwokPath() (string, error) {
-	path := os.Getenv("NODESMITH_KWOK")
+func KwokPath() (string, error) { return toolPath("kwok", "NODESMITH_KWOK", KwokVersion) }
+
+// toolPath is the binary name: the path in the environment variable env
+// when set, else <cache>/<name>-<version>/<name>; an error says how to
+// build it when it is not there.
+func toolPath(name, env, version string) (string, error) {
+	path := os.Getenv(env)
 	if path == "" {
 		cache, err := CacheDir()
 		if err != nil {
 			return "", err
 		}
-		path = filepath.Join(cache, "kwok-"+KwokVersion, "kwok")
+		path = filepath.Join(cache, name+"-"+version, name)
 	}
 	if err := executable(path); err != nil {
-		return "", fmt.Errorf("kwok not found at %s (run make tools, or tools/build.sh kwok): %w", path, err)
+		return "", fmt.Errorf("%s not found at %s (run make tools, or tools/build.sh %s): %w", name, path, name, err)
 	}
 	return path, nil
 }
