@@ -1,6 +1,11 @@
 package v1
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // NodeSelectorRequirementWithMinValues is a node selector requirement that
 // may also ask for a minimum number of distinct values among the instance
@@ -38,6 +43,43 @@ const (
 	NodeSelectorOpGte corev1.NodeSelectorOperator = "Gte"
 	NodeSelectorOpLte corev1.NodeSelectorOperator = "Lte"
 )
+
+// Allows says whether a node whose label Key has the value v (present) or
+// has no such label (!present) meets the requirement. A numeric operator
+// is met only by an integer value beyond its one integer bound; an
+// unknown operator is met by nothing.
+func (r NodeSelectorRequirementWithMinValues) Allows(v string, present bool) bool {
+	switch r.Operator {
+	case corev1.NodeSelectorOpIn:
+		return present && slices.Contains(r.Values, v)
+	case corev1.NodeSelectorOpNotIn:
+		return !present || !slices.Contains(r.Values, v)
+	case corev1.NodeSelectorOpExists:
+		return present
+	case corev1.NodeSelectorOpDoesNotExist:
+		return !present
+	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt, NodeSelectorOpGte, NodeSelectorOpLte:
+		if !present || len(r.Values) != 1 {
+			return false
+		}
+		have, err1 := strconv.ParseInt(v, 10, 64)
+		bound, err2 := strconv.ParseInt(r.Values[0], 10, 64)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		switch r.Operator {
+		case corev1.NodeSelectorOpGt:
+			return have > bound
+		case corev1.NodeSelectorOpLt:
+			return have < bound
+		case NodeSelectorOpGte:
+			return have >= bound
+		default:
+			return have <= bound
+		}
+	}
+	return false
+}
 
 // NodeClassReference points at the provider-specific node class of a pool.
 type NodeClassReference struct {

@@ -134,45 +134,11 @@ func (o *Overlay) price(p float64) float64 {
 // Matches reports whether the overlay's requirements all hold for labels.
 func (o *Overlay) Matches(labels map[string]string) bool {
 	for _, r := range o.Requirements {
-		if !requirementHolds(r, labels) {
+		if v, ok := labels[r.Key]; !r.Allows(v, ok) {
 			return false
 		}
 	}
 	return true
-}
-
-func requirementHolds(r nsv1.NodeSelectorRequirementWithMinValues, labels map[string]string) bool {
-	v, ok := labels[r.Key]
-	switch r.Operator {
-	case corev1.NodeSelectorOpIn:
-		return ok && slices.Contains(r.Values, v)
-	case corev1.NodeSelectorOpNotIn:
-		return !ok || !slices.Contains(r.Values, v)
-	case corev1.NodeSelectorOpExists:
-		return ok
-	case corev1.NodeSelectorOpDoesNotExist:
-		return !ok
-	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt, nsv1.NodeSelectorOpGte, nsv1.NodeSelectorOpLte:
-		if !ok || len(r.Values) != 1 {
-			return false
-		}
-		have, err1 := strconv.ParseInt(v, 10, 64)
-		want, err2 := strconv.ParseInt(r.Values[0], 10, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		switch r.Operator {
-		case corev1.NodeSelectorOpGt:
-			return have > want
-		case corev1.NodeSelectorOpLt:
-			return have < want
-		case nsv1.NodeSelectorOpGte:
-			return have >= want
-		default:
-			return have <= want
-		}
-	}
-	return false
 }
 
 // OverlayResult is what ApplyOverlays did besides the types.

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,39 +21,29 @@ type Matcher struct {
 	reqs []requirement
 }
 
+// requirement is one checked requirement; nsv1's Allows says what meets it.
 type requirement struct {
-	key    string
-	op     corev1.NodeSelectorOperator
-	values []string
-	num    int64 // Gt/Lt bound; Gte/Lte are turned into Gt/Lt
+	nsv1.NodeSelectorRequirementWithMinValues
 }
 
-// NewMatcher validates and compiles the requirements.
+// NewMatcher checks the requirements: a numeric operator needs exactly one
+// integer value, and the operator must be known.
 func NewMatcher(reqs []nsv1.NodeSelectorRequirementWithMinValues) (*Matcher, error) {
 	m := &Matcher{}
 	for _, r := range reqs {
-		c := requirement{key: r.Key, op: r.Operator, values: r.Values}
 		switch r.Operator {
 		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn, corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
 		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt, nsv1.NodeSelectorOpGte, nsv1.NodeSelectorOpLte:
 			if len(r.Values) != 1 {
 				return nil, fmt.Errorf("requirement %s %s needs exactly one value", r.Key, r.Operator)
 			}
-			n, err := strconv.ParseInt(r.Values[0], 10, 64)
-			if err != nil {
+			if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil {
 				return nil, fmt.Errorf("requirement %s %s: %w", r.Key, r.Operator, err)
-			}
-			c.num = n
-			switch r.Operator {
-			case nsv1.NodeSelectorOpGte:
-				c.op, c.num = corev1.NodeSelectorOpGt, n-1
-			case nsv1.NodeSelectorOpLte:
-				c.op, c.num = corev1.NodeSelectorOpLt, n+1
 			}
 		default:
 			return nil, fmt.Errorf("requirement %s has unknown operator %q", r.Key, r.Operator)
 		}
-		m.reqs = append(m.reqs, c)
+		m.reqs = append(m.reqs, requirement{r})
 	}
 	return m, nil
 }
@@ -68,7 +57,7 @@ func (m *Matcher) Matches(labels map[string]string, definedKeys map[string]bool)
 // offering's zone and capacity type on a type's labels without a new map.
 func (m *Matcher) MatchesFunc(label func(string) (string, bool), definedKeys map[string]bool) bool {
 	for _, r := range m.reqs {
-		if definedKeys[r.key] && !r.matches(label) {
+		if definedKeys[r.Key] && !r.matches(label) {
 			return false
 		}
 	}
@@ -82,30 +71,8 @@ func (m *Matcher) Allows(key, value string) bool {
 }
 
 func (r requirement) matches(label func(string) (string, bool)) bool {
-	v, ok := label(r.key)
-	switch r.op {
-	case corev1.NodeSelectorOpIn:
-		return ok && slices.Contains(r.values, v)
-	case corev1.NodeSelectorOpNotIn:
-		return !ok || !slices.Contains(r.values, v)
-	case corev1.NodeSelectorOpExists:
-		return ok
-	case corev1.NodeSelectorOpDoesNotExist:
-		return !ok
-	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-		if !ok {
-			return false
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return false
-		}
-		if r.op == corev1.NodeSelectorOpGt {
-			return n > r.num
-		}
-		return n < r.num
-	}
-	return false
+	v, ok := label(r.Key)
+	return r.Allows(v, ok)
 }
 
 // Keys are the distinct keys the requirements constrain.
@@ -113,9 +80,9 @@ func (m *Matcher) Keys() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range m.reqs {
-		if !seen[r.key] {
-			seen[r.key] = true
-			out = append(out, r.key)
+		if !seen[r.Key] {
+			seen[r.Key] = true
+			out = append(out, r.Key)
 		}
 	}
 	return out
