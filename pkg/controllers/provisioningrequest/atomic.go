@@ -35,16 +35,8 @@ func (c *Controller) atomic(ctx context.Context, key string, pr, base *prv1.Prov
 		// the request was Provisioned in the same write.
 		return reconcile.Result{}, nil
 	}
-	pods, problem, err := c.pods(ctx, pr)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if problem != "" {
-		c.apply(pr, provisioning.TemplateMissing(problem))
-		return reconcile.Result{}, nil
-	}
-	snap, err := c.cluster.Snapshot(ctx)
-	if err != nil {
+	pods, snap, err := c.podsAndSnapshot(ctx, pr)
+	if err != nil || snap == nil {
 		return reconcile.Result{}, err
 	}
 	typesByPool := map[string][]*catalog.InstanceType{}

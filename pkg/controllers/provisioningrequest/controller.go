@@ -196,6 +196,25 @@ func (c *Controller) write(ctx context.Context, base, pr *prv1.ProvisioningReque
 	return nil
 }
 
+// podsAndSnapshot is the request's pods and the cluster to place them
+// in; no snapshot (and no error) when a template is missing, and then the
+// request is failed (PodTemplateNotFound).
+func (c *Controller) podsAndSnapshot(ctx context.Context, pr *prv1.ProvisioningRequest) ([]*corev1.Pod, *provisioning.Snapshot, error) {
+	pods, problem, err := c.pods(ctx, pr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if problem != "" {
+		c.apply(pr, provisioning.TemplateMissing(problem))
+		return nil, nil, nil
+	}
+	snap, err := c.cluster.Snapshot(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pods, snap, nil
+}
+
 // pods reads the request's PodTemplates and makes its pods; the problem
 // says which template is missing.
 func (c *Controller) pods(ctx context.Context, pr *prv1.ProvisioningRequest) ([]*corev1.Pod, string, error) {
@@ -218,16 +237,8 @@ func (c *Controller) pods(ctx context.Context, pr *prv1.ProvisioningRequest) ([]
 // checkCapacity answers a check-capacity request: Provisioned (its nodes
 // booked), not yet (tried again later), or Failed (no template).
 func (c *Controller) checkCapacity(ctx context.Context, key string, pr *prv1.ProvisioningRequest) (reconcile.Result, error) {
-	pods, problem, err := c.pods(ctx, pr)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if problem != "" {
-		c.apply(pr, provisioning.TemplateMissing(problem))
-		return reconcile.Result{}, nil
-	}
-	snap, err := c.cluster.Snapshot(ctx)
-	if err != nil {
+	pods, snap, err := c.podsAndSnapshot(ctx, pr)
+	if err != nil || snap == nil {
 		return reconcile.Result{}, err
 	}
 	held := provisioning.PendingPods(snap, c.cluster.Nominated, c.clk.Now()).Held
