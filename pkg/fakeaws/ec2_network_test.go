@@ -150,13 +150,14 @@ func TestDescribeImages(t *testing.T) {
 		want     int
 		wantCode string
 	}{
-		// Amazon's: AL2023 standard ×2, nvidia ×2, neuron ×1; Bottlerocket standard ×2, nvidia ×2.
-		{name: "all", want: 10},
-		{name: "owner amazon", in: ec2.DescribeImagesInput{Owners: []string{"amazon"}}, want: 9},
+		// Amazon's: AL2023 standard ×2, nvidia ×2, neuron ×1; Bottlerocket standard ×2, nvidia ×2;
+		// for each of the two Kubernetes versions before, AL2023 and Bottlerocket standard ×2.
+		{name: "all", want: 18},
+		{name: "owner amazon", in: ec2.DescribeImagesInput{Owners: []string{"amazon"}}, want: 17},
 		{name: "owner self", in: ec2.DescribeImagesInput{Owners: []string{"self"}}, want: 1},
-		{name: "owner id", in: ec2.DescribeImagesInput{Owners: []string{"602401143452"}}, want: 9},
-		{name: "name wildcard", in: ec2.DescribeImagesInput{Filters: []ec2types.Filter{filter("name", "bottlerocket-*")}}, want: 4},                                            // standard and nvidia, two architectures
-		{name: "name and arch", in: ec2.DescribeImagesInput{Filters: []ec2types.Filter{filter("name", "amazon-eks-node-al2023-*"), filter("architecture", "arm64")}}, want: 2}, // standard and nvidia
+		{name: "owner id", in: ec2.DescribeImagesInput{Owners: []string{"602401143452"}}, want: 17},
+		{name: "name wildcard", in: ec2.DescribeImagesInput{Filters: []ec2types.Filter{filter("name", "bottlerocket-*")}}, want: 8},                                            // standard and nvidia, two architectures, and the two versions before
+		{name: "name and arch", in: ec2.DescribeImagesInput{Filters: []ec2types.Filter{filter("name", "amazon-eks-node-al2023-*"), filter("architecture", "arm64")}}, want: 4}, // standard and nvidia, and the two versions before
 		{name: "image-id filter", in: ec2.DescribeImagesInput{Filters: []ec2types.Filter{filter("image-id", custom)}}, want: 1},
 		{name: "owner-id filter", in: ec2.DescribeImagesInput{Filters: []ec2types.Filter{filter("owner-id", "123456789012")}}, want: 1},
 		{name: "tag", in: ec2.DescribeImagesInput{Filters: []ec2types.Filter{filter("tag:team", "platform")}}, want: 1},

@@ -70,7 +70,7 @@ func filter(name string, values ...string) ec2types.Filter {
 // launchTemplate creates a template with the cluster's SG and the AL2023 image of arch.
 func (e *env) launchTemplate(t testing.TB, name, arch, userData string) string {
 	t.Helper()
-	img := e.image(t, "amazon-eks-node-al2023-"+arch+"-standard-*")
+	img := e.image(t, "amazon-eks-node-al2023-"+arch+"-standard-1.37-*")
 	sgs, err := e.ec2.DescribeSecurityGroups(e.ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{filter("tag:nodesmith.sh/discovery", cluster)}})
 	if err != nil || len(sgs.SecurityGroups) != 1 {
 		t.Fatalf("security groups: %v %d", err, len(sgs.SecurityGroups))

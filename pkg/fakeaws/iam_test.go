@@ -179,7 +179,7 @@ func TestIAMFaults(t *testing.T) {
 func TestCreateFleetChecksInstanceProfileWhenEnforced(t *testing.T) {
 	for _, enforce := range []bool{false, true} {
 		e := newEnv(t, func(o *fakeaws.Options) { o.EnforceInstanceProfiles = enforce })
-		img := e.image(t, "amazon-eks-node-al2023-x86_64-standard-*")
+		img := e.image(t, "amazon-eks-node-al2023-x86_64-standard-1.37-*")
 		lt, err := e.ec2.CreateLaunchTemplate(e.ctx, &ec2.CreateLaunchTemplateInput{
 			LaunchTemplateName: aws.String("with-profile"),
 			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{

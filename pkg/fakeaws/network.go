@@ -50,7 +50,8 @@ func (w *World) seedImages() {
 
 // seedVariantImages registers the accelerated images EKS publishes beside
 // the standard ones: AL2023 NVIDIA (x86_64, arm64) and Neuron (x86_64),
-// Bottlerocket NVIDIA (both). Their ids are derived from their names, not
+// Bottlerocket NVIDIA (both); and the standard AL2023 and Bottlerocket
+// images of the two Kubernetes versions before the cluster's. Their ids are derived from their names, not
 // drawn from the world's random source, so every id drawn after them is
 // what it was before they existed.
 func (w *World) seedVariantImages(created time.Time) {
@@ -76,7 +77,31 @@ func (w *World) seedVariantImages(created time.Time) {
 		}
 		add(arch, fmt.Sprintf("bottlerocket-aws-k8s-%s-nvidia-%s-v1.50.0-aaaaaaaa", v, arch), "bottlerocket-aws-k8s-"+v+"-nvidia",
 			fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-%s-nvidia/%s/latest/image_id", v, arch))
+		// EKS keeps publishing images for the Kubernetes versions before
+		// the cluster's: a node class pinned to one, or a cluster not yet
+		// upgraded, resolves them.
+		for _, pv := range previousVersions(v, 2) {
+			add(arch, fmt.Sprintf("amazon-eks-node-al2023-%s-standard-%s-v20261101", arch, pv),
+				"EKS-optimized Kubernetes node based on Amazon Linux 2023",
+				fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/standard/recommended/image_id", pv, arch))
+			add(arch, fmt.Sprintf("bottlerocket-aws-k8s-%s-%s-v1.50.0-aaaaaaaa", pv, arch), "bottlerocket-aws-k8s-"+pv,
+				fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-%s/%s/latest/image_id", pv, arch))
+		}
 	}
+}
+
+// previousVersions are the n Kubernetes minor versions before v ("1.37":
+// "1.36", "1.35"), none below 1.0; none when v is not major.minor.
+func previousVersions(v string, n int) []string {
+	var major, minor int
+	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil || fmt.Sprintf("%d.%d", major, minor) != v {
+		return nil
+	}
+	var out []string
+	for i := 1; i <= n && minor-i >= 0; i++ {
+		out = append(out, fmt.Sprintf("%d.%d", major, minor-i))
+	}
+	return out
 }
 
 // AddImage registers an image (for tests that select AMIs by tag or name).

@@ -1,6 +1,7 @@
 package fakeaws
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -19,6 +20,17 @@ func TestReleaseImagesRepointsParameters(t *testing.T) {
 		img := byID[id]
 		if got, ok := w.parameter(img.SSMParameter); !ok || got != id {
 			t.Errorf("parameter %s = %q, want the new image %s", img.SSMParameter, got, id)
+		}
+	}
+}
+
+func TestPreviousVersions(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want []string
+	}{{"1.37", []string{"1.36", "1.35"}}, {"1.1", []string{"1.0"}}, {"1.0", nil}, {"1.37.2", nil}, {"latest", nil}} {
+		if got := previousVersions(tt.v, 2); !slices.Equal(got, tt.want) {
+			t.Errorf("previousVersions(%q) = %v, want %v", tt.v, got, tt.want)
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // (or, with id "", only sets the preference).
 func (e *env) reservedTemplate(t testing.TB, name, id, preference string, block bool) string {
 	t.Helper()
-	img := e.image(t, "amazon-eks-node-al2023-x86_64-standard-*")
+	img := e.image(t, "amazon-eks-node-al2023-x86_64-standard-1.37-*")
 	spec := &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{}
 	if id != "" {
 		spec.CapacityReservationTarget = &ec2types.CapacityReservationTarget{CapacityReservationId: aws.String(id)}

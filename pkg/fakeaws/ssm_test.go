@@ -24,6 +24,11 @@ func TestSSMAMIParameters(t *testing.T) {
 		{"/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/neuron/recommended/image_id", "x86_64", "amazon-eks-node-al2023-x86_64-neuron-1.37"},
 		{"/aws/service/bottlerocket/aws-k8s-1.37-nvidia/x86_64/latest/image_id", "x86_64", "bottlerocket-aws-k8s-1.37-nvidia-x86_64"},
 		{"/aws/service/bottlerocket/aws-k8s-1.37-nvidia/arm64/latest/image_id", "arm64", "bottlerocket-aws-k8s-1.37-nvidia-arm64"},
+		// The two Kubernetes versions before the cluster's.
+		{"/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/x86_64/standard/recommended/image_id", "x86_64", "amazon-eks-node-al2023-x86_64-standard-1.36-"},
+		{"/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/arm64/standard/recommended/image_id", "arm64", "amazon-eks-node-al2023-arm64-standard-1.35-"},
+		{"/aws/service/bottlerocket/aws-k8s-1.36/arm64/latest/image_id", "arm64", "bottlerocket-aws-k8s-1.36-arm64"},
+		{"/aws/service/bottlerocket/aws-k8s-1.35/x86_64/latest/image_id", "x86_64", "bottlerocket-aws-k8s-1.35-x86_64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.param, func(t *testing.T) {

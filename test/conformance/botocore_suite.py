@@ -40,6 +40,12 @@ VARIANT_PARAMS = [
     "/aws/service/bottlerocket/aws-k8s-1.37-nvidia/x86_64/latest/image_id",
     "/aws/service/bottlerocket/aws-k8s-1.37-nvidia/arm64/latest/image_id",
 ]
+# The images EKS keeps publishing for the two Kubernetes versions before the cluster's.
+PREVIOUS_PARAMS = [
+    "/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/standard/recommended/image_id" % (v, arch) for v in ("1.36", "1.35") for arch in ("x86_64", "arm64")
+] + [
+    "/aws/service/bottlerocket/aws-k8s-%s/%s/latest/image_id" % (v, arch) for v in ("1.36", "1.35") for arch in ("x86_64", "arm64")
+]
 
 failures = 0
 
@@ -158,7 +164,7 @@ def ec2_suite(ec2, ec2_loose, ssm):
     call("ec2 DescribeSecurityGroups group-name filter", lambda: ec2.describe_security_groups(Filters=[{"Name": "group-name", "Values": ["default"]}]),
          lambda r: len(r["SecurityGroups"]) == 1)
 
-    images = call("ec2 DescribeImages by owner and name", lambda: ec2.describe_images(Owners=["amazon"], Filters=[{"Name": "name", "Values": ["amazon-eks-node-al2023-*-standard-*"]}]),
+    images = call("ec2 DescribeImages by owner and name", lambda: ec2.describe_images(Owners=["amazon"], Filters=[{"Name": "name", "Values": ["amazon-eks-node-al2023-*-standard-1.37-*"]}]),
                   lambda r: sorted(i["Architecture"] for i in r["Images"]) == ["arm64", "x86_64"] and all(i["State"] == "available" for i in r["Images"]))
     param = call("ssm GetParameter AL2023 x86_64", lambda: ssm.get_parameter(Name=AL2023_X86),
                  lambda r: r["Parameter"]["Value"].startswith("ami-") and r["Parameter"]["Name"] == AL2023_X86 and "LastModifiedDate" in r["Parameter"])
@@ -170,6 +176,13 @@ def ec2_suite(ec2, ec2_loose, ssm):
     call("ssm GetParameters accelerated variants", lambda: ssm.get_parameters(Names=VARIANT_PARAMS),
          lambda r: sorted(p["Name"] for p in r["Parameters"]) == sorted(VARIANT_PARAMS) and r["InvalidParameters"] == []
          and all(p["Value"].startswith("ami-") for p in r["Parameters"]))
+    prev = call("ssm GetParameters previous Kubernetes versions", lambda: ssm.get_parameters(Names=PREVIOUS_PARAMS),
+                lambda r: sorted(p["Name"] for p in r["Parameters"]) == sorted(PREVIOUS_PARAMS) and r["InvalidParameters"] == []
+                and len({p["Value"] for p in r["Parameters"]}) == len(PREVIOUS_PARAMS))
+    if prev:
+        ids = [p["Value"] for p in prev["Parameters"] if "amazon-linux-2023/x86_64" in p["Name"] and "/1.36/" in p["Name"]]
+        call("ec2 DescribeImages resolves a previous version's parameter", lambda: ec2.describe_images(ImageIds=ids),
+             lambda r: r["Images"][0]["Name"].startswith("amazon-eks-node-al2023-x86_64-standard-1.36-"))
     call("ssm GetParameters", lambda: ssm.get_parameters(Names=[AL2023_X86, AL2023_ARM, "/nodesmith/missing"]),
          lambda r: sorted(p["Name"] for p in r["Parameters"]) == sorted([AL2023_X86, AL2023_ARM]) and r["InvalidParameters"] == ["/nodesmith/missing"])
 

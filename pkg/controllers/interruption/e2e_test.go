@@ -350,7 +350,7 @@ func launch(t *testing.T, c *ec2.Client, world *fakeaws.World, clk *clocktesting
 	t.Helper()
 	ctx := context.Background()
 	imgs, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
-		Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-x86_64-standard-*"}}}})
+		Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-x86_64-standard-1.37-*"}}}})
 	if err != nil || len(imgs.Images) != 1 {
 		t.Fatalf("DescribeImages: %v", err)
 	}

@@ -122,7 +122,7 @@ func uniq(p string) string {
 func (e *env) launchSpot() fakeaws.Instance {
 	e.t.Helper()
 	imgs, err := e.ec2.DescribeImages(e.ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
-		Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-x86_64-standard-*"}}}})
+		Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-x86_64-standard-1.37-*"}}}})
 	if err != nil || len(imgs.Images) != 1 {
 		e.t.Fatalf("DescribeImages: %v", err)
 	}
