@@ -13,6 +13,7 @@ import (
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
 )
 
@@ -327,4 +328,33 @@ func (e *env) launchSized(t *testing.T, name string) (*nsv1.NodeClaim, fakeaws.I
 		t.Fatalf("%s: no instance for %s", name, got.Status.ProviderID)
 	}
 	return got, in
+}
+
+// A launch works on the types its claim may launch, not on the class's
+// whole catalog: each round copies its types (availability, spot risk),
+// and a burst of claims each holding the catalog made the heap spike.
+func TestLaunchCopiesOnlyTheClaimsTypes(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	claim := newClaim("narrow", nsv1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelInstanceTypeStable,
+		Operator: corev1.NodeSelectorOpIn, Values: []string{"m5.large", "c5.large"}})
+	l, err := e.p.prepare(e.ctx, claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.p.planLaunch(e.ctx, l, 0); err != nil {
+		t.Fatal(err)
+	}
+	for name, list := range map[string][]*catalog.InstanceType{"base": l.base, "types": l.types} {
+		var got []string
+		for _, it := range list {
+			got = append(got, it.Name)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, []string{"c5.large", "m5.large"}) {
+			t.Errorf("launch %s holds %d types %v, want the claim's c5.large and m5.large", name, len(got), got[:min(len(got), 5)])
+		}
+	}
+	if out := e.create(claim); !slices.Contains([]string{"c5.large", "m5.large"}, out.Status.InstanceType) {
+		t.Errorf("launched %s, not one of the claim's types", out.Status.InstanceType)
+	}
 }
