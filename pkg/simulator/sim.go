@@ -40,6 +40,16 @@ type Options struct {
 	// Progress, when set, is called about every virtual minute with the
 	// latest sample (the command prints a progress line from it).
 	Progress func(output.Sample)
+	// IgnoreCommitments plays a provisioner that ignores what the account
+	// already pays for: the node classes are created without their
+	// capacityReservationSelectorTerms and no Commitment object is
+	// created. The account still holds them — the simulated AWS has the
+	// reservations (an open one still takes a matching on-demand launch,
+	// as EC2 does) and the report charges the reservations and the
+	// commitments, the commitments covering whatever on-demand the run
+	// launched, as AWS bills them — so the run's total is what ignoring
+	// them costs.
+	IgnoreCommitments bool
 
 	// wrapHTTP, when set, wraps the client that carries the SDK's requests
 	// to the simulated AWS (the determinism tests add latency and record

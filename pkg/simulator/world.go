@@ -266,7 +266,11 @@ func (s *Sim) setupKube() error {
 		s.noteOnce("error:"+name+":"+err.Error(), "%s %s: %v", name, key, truncate(err.Error(), 240))
 	}
 	for i := range s.sc.NodeClasses {
-		if err := s.kube.Create(s.ctx, s.sc.NodeClasses[i].DeepCopy()); err != nil {
+		nc := s.sc.NodeClasses[i].DeepCopy()
+		if s.opts.IgnoreCommitments {
+			nc.Spec.CapacityReservationSelectorTerms = nil
+		}
+		if err := s.kube.Create(s.ctx, nc); err != nil {
 			return fmt.Errorf("creating EC2NodeClass %s: %w", s.sc.NodeClasses[i].Name, err)
 		}
 	}
@@ -312,8 +316,11 @@ func (s *Sim) setupKube() error {
 	if len(errs) > 0 {
 		return errs[0]
 	}
-	s.commitments = cs
+	s.commitments = cs // the account pays them even when the controllers are not told
 	for i := range s.sc.Commitments {
+		if s.opts.IgnoreCommitments {
+			continue
+		}
 		if err := s.kube.Create(s.ctx, s.sc.Commitments[i].DeepCopy()); err != nil {
 			return fmt.Errorf("creating Commitment %s: %w", s.sc.Commitments[i].Name, err)
 		}

@@ -37,10 +37,14 @@ type Launch struct {
 	Cost float64
 }
 
-// CommitmentTotal is the run's cost with its commitments: the launched
-// instances less what the commitments covered, plus the commitments.
-func (r *Result) CommitmentTotal() float64 {
-	return r.Cost - r.CommitmentCovered + r.CommitmentCost
+// Total is what the account paid over the run for Nodesmith's capacity:
+// the launched instances at their price, less the on-demand the
+// commitments covered, plus the commitments and the capacity
+// reservations, both paid whether used or not (an instance in a
+// reservation is launched at $0: the reservation's cost counts it once).
+// System nodes are not in it.
+func (r *Result) Total() float64 {
+	return r.Cost - r.CommitmentCovered + r.CommitmentCost + r.ReservationCost
 }
 
 // Hours the instance was paid for.
@@ -99,8 +103,7 @@ type Result struct {
 	ReservationCost float64
 	// CommitmentCost is what the scenario's commitments (Savings Plans,
 	// RIs) cost over the run, paid whether used or not; CommitmentCovered
-	// is the part of Cost (on-demand usage) they covered, so the run's
-	// total is Cost − CommitmentCovered + CommitmentCost.
+	// is the part of Cost (on-demand usage) they covered (see Total).
 	CommitmentCost    float64
 	CommitmentCovered float64
 
