@@ -77,6 +77,9 @@ type Sim struct {
 	// commitments are the scenario's Savings Plans and RIs, for the
 	// report's commitment figures (commitments.go).
 	commitments []catalog.Commitment
+	// reclaimAt is when the simulated AWS reclaims each Capacity Block's
+	// instances (its end less fakeaws.CapacityBlockReclaim), by id.
+	reclaimAt map[string]time.Duration
 
 	// AWS: the simulated world, its HTTP front end, and the provider the
 	// controllers use through the real SDK.
@@ -134,14 +137,15 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*output.Resu
 	s := &Sim{
 		// The controllers log through their context; a run's story is its
 		// Events and timeline, so their logs are dropped.
-		ctx:      log.IntoContext(ctx, logr.Discard()),
-		sc:       sc,
-		opts:     opts,
-		seed:     sc.Seed,
-		clock:    clocktesting.NewFakeClock(Epoch),
-		pods:     map[types.UID]*pod{},
-		queues:   map[string]*simQueue{},
-		failures: map[string]int{},
+		ctx:       log.IntoContext(ctx, logr.Discard()),
+		sc:        sc,
+		opts:      opts,
+		seed:      sc.Seed,
+		clock:     clocktesting.NewFakeClock(Epoch),
+		pods:      map[types.UID]*pod{},
+		queues:    map[string]*simQueue{},
+		failures:  map[string]int{},
+		reclaimAt: map[string]time.Duration{},
 	}
 	if opts.Seed != nil {
 		s.seed = *opts.Seed

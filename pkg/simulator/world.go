@@ -91,8 +91,12 @@ func (s *Sim) setupAWS() error {
 		if cr.Ends.Duration > 0 {
 			r.End = s.clock.Now().Add(cr.Ends.Duration)
 		}
-		if _, err := s.world.AddCapacityReservation(r); err != nil {
+		id, err := s.world.AddCapacityReservation(r)
+		if err != nil {
 			return fmt.Errorf("capacity reservation of %d %s in %s: %w", cr.Count, cr.InstanceType, cr.Zone, err)
+		}
+		if cr.Type == fakeaws.ReservationTypeCapacityBlock {
+			s.reclaimAt[id] = cr.Ends.Duration - fakeaws.CapacityBlockReclaim
 		}
 	}
 	s.world.Subscribe(func(e fakeaws.Event) {

@@ -154,10 +154,13 @@ type Held struct {
 type Interruption struct {
 	// At is when the notice was sent.
 	At time.Duration
-	// Kind is "spot interruption" or "rebalance recommendation".
+	// Kind is "spot interruption", "rebalance recommendation" or
+	// "capacity block ending" (the product's CapacityBlockExpiring mark,
+	// 40 minutes before the block ends).
 	Kind                                    string
 	NodeClaim, Instance, InstanceType, Zone string
-	// Deadline is when the instance goes away (spot interruptions).
+	// Deadline is when the instance goes away (spot interruptions; a
+	// Capacity Block's reclaim, 30 minutes before its end).
 	Deadline Milestone
 	// Pods are the workload pods on the node when the notice came.
 	Pods int
@@ -174,7 +177,7 @@ type Interruption struct {
 	// place was waiting for them: their replacement could not boot in time
 	// (or nothing drained the node before its instance went).
 	Stranded int
-	// NotRunningAtDeadline (spot interruptions) are the pods of the
+	// NotRunningAtDeadline (spot interruptions, Capacity Blocks) are the pods of the
 	// workloads that had pods on the node at the notice that were not
 	// running elsewhere at the deadline, when EC2 reclaims the instance:
 	// pending, starting, on a dead node, or still on this one. Zero when
