@@ -23,9 +23,10 @@ import (
 
 func newSimulateCommand() *cobra.Command {
 	var (
-		file string
-		out  string
-		seed int64
+		file    string
+		out     string
+		seed    int64
+		compare bool
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate",
@@ -37,7 +38,13 @@ a Markdown report, and prints a summary. The same scenario and seed always
 give the same CSV.
 
 --scenario takes a file path or the name of a built-in example
-(` + exampleNames() + `).`,
+(` + exampleNames() + `).
+
+--compare-commitments runs the scenario a second time as a provisioner that
+ignores the account's capacity reservations and commitments (the node classes
+select no reservation, no Commitment object exists; the account still pays
+for them), writes that run's outputs into DIR/ignored and puts both runs side
+by side at the end of report.md.`,
 		Example: `  # the default scenario into ./out
   nodesmith simulate
 
@@ -45,7 +52,10 @@ give the same CSV.
   nodesmith simulate --scenario ice-window --seed 7 --out /tmp/ice
 
   # your own scenario file
-  nodesmith simulate --scenario my-scenario.yaml`,
+  nodesmith simulate --scenario my-scenario.yaml
+
+  # reservations, a Capacity Block and a Savings Plan, against the same run ignoring them
+  nodesmith simulate --scenario commitments --compare-commitments`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc, err := loadScenario(file)
@@ -56,13 +66,52 @@ give the same CSV.
 			if cmd.Flags().Changed("seed") {
 				opts.Seed = &seed
 			}
-			return runSimulation(cmd.Context(), cmd.OutOrStdout(), sc, out, opts)
+			if !compare {
+				return runSimulation(cmd.Context(), cmd.OutOrStdout(), sc, out, opts)
+			}
+			return compareCommitments(cmd.Context(), cmd.OutOrStdout(), sc, out, opts)
 		},
 	}
 	cmd.Flags().StringVar(&file, "scenario", "", "scenario file or built-in example name (default "+scenarios.Default+")")
 	cmd.Flags().StringVar(&out, "out", "out", "directory to write timeline.csv, timeline.png and report.md into")
 	cmd.Flags().Int64Var(&seed, "seed", 0, "random seed (default: the scenario's)")
+	cmd.Flags().BoolVar(&compare, "compare-commitments", false, "also run the scenario ignoring its capacity reservations and commitments (outputs in DIR/ignored) and compare the two in report.md")
 	return cmd
+}
+
+// compareCommitments runs sc as written and as a provisioner that ignores
+// its capacity reservations and commitments, writes each run's outputs
+// (the second into dir/ignored) and appends the comparison to the first
+// run's report.md.
+func compareCommitments(ctx context.Context, stdout io.Writer, sc *scenario.Scenario, dir string, opts simulator.Options) error {
+	if len(sc.World.CapacityReservations) == 0 && len(sc.Commitments) == 0 {
+		return fmt.Errorf("scenario %s has no capacity reservations and no commitments: --compare-commitments would run it twice the same", sc.Name)
+	}
+	honoured, err := simulate(ctx, stdout, sc, dir, opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "ignoring the capacity reservations and commitments:")
+	opts.IgnoreCommitments = true
+	ignored, err := simulate(ctx, stdout, sc, filepath.Join(dir, "ignored"), opts)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "report.md")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	err = output.WriteCommitmentComparison(f, honoured, ignored)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	fmt.Fprintf(stdout, "total paid        honoured $%.4f, ignored $%.4f. %s\n  compared in     %s\n",
+		honoured.Total(), ignored.Total(), output.CommitmentVerdict(honoured, ignored), path)
+	return nil
 }
 
 // loadScenario reads a file, or a built-in example when no file of that name exists.
@@ -96,13 +145,19 @@ func exampleNames() string {
 }
 
 func runSimulation(ctx context.Context, stdout io.Writer, sc *scenario.Scenario, dir string, opts simulator.Options) error {
+	_, err := simulate(ctx, stdout, sc, dir, opts)
+	return err
+}
+
+// simulate runs sc, writes its outputs into dir and its summary on stdout.
+func simulate(ctx context.Context, stdout io.Writer, sc *scenario.Scenario, dir string, opts simulator.Options) (*output.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating output directory: %w", err)
+		return nil, fmt.Errorf("creating output directory: %w", err)
 	}
 	tty := isTerminal(stdout)
 	if tty {
@@ -117,11 +172,11 @@ func runSimulation(ctx context.Context, stdout io.Writer, sc *scenario.Scenario,
 		fmt.Fprint(stdout, "\r\033[K")
 	}
 	if err != nil {
-		return fmt.Errorf("simulating %s: %w", sc.Name, err)
+		return nil, fmt.Errorf("simulating %s: %w", sc.Name, err)
 	}
 	wall := time.Since(start)
 	if err := writeOutputs(dir, res); err != nil {
-		return err
+		return nil, err
 	}
 	output.WriteSummary(stdout, res)
 	if at, b := peakFleet(res); b.Nodes > 0 {
@@ -133,7 +188,7 @@ func runSimulation(ctx context.Context, stdout io.Writer, sc *scenario.Scenario,
 		files = "{timeline.csv,timeline.png,report.md,hourly.csv}"
 	}
 	fmt.Fprintf(stdout, "  simulated in    %s wall; wrote %s\n", wall.Round(time.Millisecond), filepath.Join(dir, files))
-	return nil
+	return res, nil
 }
 
 func writeOutputs(dir string, res *output.Result) error {

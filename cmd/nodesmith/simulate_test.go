@@ -110,3 +110,41 @@ func TestSimulateWritesHourlyTable(t *testing.T) {
 		t.Errorf("a 20-minute run wrote hourly.csv")
 	}
 }
+
+// --compare-commitments runs the scenario again ignoring its reservations
+// and commitments, writes that run into DIR/ignored and compares both in
+// report.md; a scenario with nothing to ignore is refused.
+func TestSimulateComparesCommitments(t *testing.T) {
+	dir := t.TempDir()
+	cmd := newSimulateCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--out", dir, "--scenario", "savings-plan", "--compare-commitments"})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "ignored", "timeline.csv")); err != nil || fi.Size() == 0 {
+		t.Errorf("ignored/timeline.csv missing or empty: %v", err)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// savings-plan's figures (docs/scenarios.md): $0.7667 honoured, $0.8924 ignored.
+	for _, want := range []string{"## Commitments honoured and ignored", "| nodes launched: reserved / on-demand / spot | 0 / 1 / 2 | 0 / 0 / 3 |",
+		"| **total paid** | **$0.7667** | **$0.8924** |", "Ignoring them costs $0.1257 more"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if !strings.Contains(out.String(), "total paid        honoured $0.7667, ignored $0.8924.") {
+		t.Errorf("stdout lacks the comparison:\n%s", out.String())
+	}
+
+	cmd = newSimulateCommand()
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--out", t.TempDir(), "--compare-commitments"})
+	if err := cmd.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "no capacity reservations and no commitments") {
+		t.Errorf("error = %v, want the default scenario refused: it has nothing to ignore", err)
+	}
+}

@@ -45,3 +45,46 @@ func TestCommitmentsKeepCoveredOnDemand(t *testing.T) {
 		})
 	}
 }
+
+// Deleting a node whose pods fit elsewhere saves its price; a node a
+// commitment covers (or one in a capacity reservation) costs nothing more,
+// so deleting it saves nothing and only moves its pods: it stays. Without
+// the commitment the same node is deleted.
+func TestPrepaidNodeIsNotDeletedForNothing(t *testing.T) {
+	tests := []struct {
+		name        string
+		commitments []catalog.Commitment
+		want        []string
+		wantSkip    SkipReason
+	}{
+		{name: "list price: deleted, its pod moves", want: []string{"SingleNodeConsolidation[p-01]"}},
+		{name: "covered by a commitment: deleting saves nothing", commitments: []catalog.Commitment{{Name: "sp", Hourly: 1}}, wantSkip: SkipNotCheaper},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(pool("p", capacityTypes(nsv1.CapacityTypeOnDemand)))
+			a := w.node("p", "large", "zone-a", nsv1.CapacityTypeOnDemand)
+			w.pod(a, "2")
+			b := w.node("p", "medium", "zone-a", nsv1.CapacityTypeOnDemand)
+			w.pod(b, "1")
+			w.snap.Commitments = tt.commitments
+			plan, _, err := compute(w.input())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := summaries(plan); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Fatalf("actions %v, want %v\nskips: %+v", got, tt.want, plan.Skipped)
+			}
+			if tt.wantSkip == "" {
+				return
+			}
+			found := false
+			for _, sk := range plan.Skipped {
+				found = found || sk.Reason == tt.wantSkip && strings.Contains(sk.Message, "saves nothing")
+			}
+			if !found {
+				t.Fatalf("skips %+v, want a %s that says deleting saves nothing", plan.Skipped, tt.wantSkip)
+			}
+		})
+	}
+}

@@ -158,6 +158,12 @@ func (w *working) consolidate(cands []*nodeInfo, m Method) (*Action, *scheduling
 	for _, c := range cands {
 		price += c.price
 	}
+	if price <= 0 {
+		// A node in a capacity reservation, or on-demand a commitment
+		// covers, costs nothing more: removing it (or replacing it)
+		// would move its pods and save nothing.
+		return nil, nil, SkipNotCheaper, fmt.Sprintf("%s: it costs $0/h more (a capacity reservation or a commitment pays for it whether it runs or not), so deleting or replacing it saves nothing", who), nil
+	}
 	a := w.newAction(m, nsv1.DisruptionReasonUnderutilized, cands, "underutilized")
 	if len(plan.NewClaims) == 0 {
 		a.Savings = price

@@ -117,6 +117,13 @@ func (s *solver) tryAdd(b *bin, it *item, capToCur bool) bool {
 	if mask&grow == 0 {
 		return false
 	}
+	if b.reserved != "" && mask&s.reserved == 0 {
+		// A reservation's bin launches into the reservation: a pod that
+		// may not run there (one that requires on-demand or spot) would
+		// turn it into a bin that buys capacity while the reservation's
+		// instance, counted as taken, stays idle.
+		return false
+	}
 	z := b.zone
 	if z < 0 && it.c.zoneRelevant {
 		z = s.zoneFor(b, it, mask&grow)

@@ -62,6 +62,11 @@ func TestSolveReserved(t *testing.T) {
 			others: 2},
 		{name: "small pods still go to the reservation", pods: pods(3, "s", "500m", "512Mi"), pool: reservedPool("p", map[string]int{"cr-a": 5}),
 			reserved: map[string]int{"cr-a": 3}},
+		// Three of these fill an m.4x. The pods that require on-demand
+		// must not fill a reservation's bin: that bin would become an
+		// on-demand claim while its instance, counted as taken, idles.
+		{name: "pods that require on-demand stay out of the reservation's bins", pods: append(pods(2, "od", "1", "1Gi", withSelector(nsv1.LabelCapacityType, nsv1.CapacityTypeOnDemand)), pods(6, "s", "1", "1Gi")...),
+			pool: reservedPool("p", map[string]int{"cr-a": 2}), reserved: map[string]int{"cr-a": 6}, others: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,14 +36,49 @@ func newInterruptions(s *Sim) *interruptions {
 
 // notice starts the record of a notice about instance in.
 func (x *interruptions) notice(kind string, in fakeaws.Instance) {
+	var deadline time.Duration
+	if !in.InterruptAt.IsZero() {
+		deadline = in.InterruptAt.Sub(Epoch)
+	}
+	x.start(kind, in, deadline)
+}
+
+// blockEnding starts the record of a claim in a Capacity Block that the
+// product marked CapacityBlockExpiring (its CapacityBlocks reconciler's
+// Event): no message from AWS announces a block's end, the product reads
+// it from the reservation. The deadline is when the simulated AWS reclaims
+// the block's instances.
+func (x *interruptions) blockEnding(claim string) {
+	if r := x.open[claim]; r != nil && r.Kind == kindCapacityBlock {
+		return // the Event is published again on a later reconcile
+	}
+	bl := x.s.bill.byClaim[claim]
+	if bl == nil {
+		return
+	}
+	in, ok := x.s.world.Instance(bl.id)
+	if !ok {
+		return
+	}
+	if at, ok := x.s.reclaimAt[in.CapacityReservationID]; ok {
+		x.start(kindCapacityBlock, in, at)
+	}
+}
+
+// kindCapacityBlock is the Kind of a Capacity Block's end in the report.
+const kindCapacityBlock = "capacity block ending"
+
+// start opens the record of a notice about instance in whose instance
+// goes away at deadline (0: none, as for a rebalance recommendation).
+func (x *interruptions) start(kind string, in fakeaws.Instance, deadline time.Duration) {
 	bl := x.s.bill.instances[in.ID]
 	if bl == nil || bl.claim == "" {
 		return // not a Nodesmith node
 	}
 	r := &output.Interruption{At: x.s.now, Kind: kind, NodeClaim: bl.claim, Instance: strings.ToLower(in.ID),
 		InstanceType: in.Type, Zone: in.Zone, Pods: x.podsOn(in.ID)}
-	if !in.InterruptAt.IsZero() {
-		r.Deadline = reached(in.InterruptAt.Sub(Epoch))
+	if deadline > 0 {
+		r.Deadline = reached(deadline)
 	}
 	if prev := x.open[bl.claim]; prev != nil {
 		// A rebalance recommendation prespun the replacement this notice uses.
@@ -106,6 +141,10 @@ func (x *interruptions) event(regarding any, reason, msg string) {
 		if _, seen := x.readyAt[claim.Name]; !seen {
 			x.readyAt[claim.Name] = x.s.now
 		}
+		return
+	}
+	if reason == "CapacityBlockExpiring" {
+		x.blockEnding(claim.Name)
 		return
 	}
 	r := x.open[claim.Name]

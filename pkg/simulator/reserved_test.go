@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -59,17 +60,16 @@ func TestReservedCapacityScenario(t *testing.T) {
 		}
 	}
 
-	sc := loadExample(t, "reserved-capacity.yaml")
-	for i := range sc.NodeClasses {
-		sc.NodeClasses[i].Spec.CapacityReservationSelectorTerms = nil
+	ignored, err := Run(context.Background(), loadExample(t, "reserved-capacity.yaml"), Options{IgnoreCommitments: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	ignored := run(t, sc)
 	for _, l := range ignored.Launches {
 		if l.CapacityType == nsv1.CapacityTypeReserved {
 			t.Fatalf("%s launched into a reservation no node class selects", l.NodeClaim)
 		}
 	}
-	with, without := res.Cost+res.ReservationCost, ignored.Cost+ignored.ReservationCost
+	with, without := res.Total(), ignored.Total()
 	t.Logf("with reservations: launched $%.4f + reservations $%.4f = $%.4f; ignoring them: launched $%.4f + reservations $%.4f = $%.4f (%.1f%% less)",
 		res.Cost, res.ReservationCost, with, ignored.Cost, ignored.ReservationCost, without, 100*(1-with/without))
 	if res.ReservationCost != ignored.ReservationCost || res.ReservationCost <= 0 {

@@ -40,6 +40,16 @@ type Options struct {
 	// Progress, when set, is called about every virtual minute with the
 	// latest sample (the command prints a progress line from it).
 	Progress func(output.Sample)
+	// IgnoreCommitments plays a provisioner that ignores what the account
+	// already pays for: the node classes are created without their
+	// capacityReservationSelectorTerms and no Commitment object is
+	// created. The account still holds them — the simulated AWS has the
+	// reservations (an open one still takes a matching on-demand launch,
+	// as EC2 does) and the report charges the reservations and the
+	// commitments, the commitments covering whatever on-demand the run
+	// launched, as AWS bills them — so the run's total is what ignoring
+	// them costs.
+	IgnoreCommitments bool
 
 	// wrapHTTP, when set, wraps the client that carries the SDK's requests
 	// to the simulated AWS (the determinism tests add latency and record
@@ -67,6 +77,9 @@ type Sim struct {
 	// commitments are the scenario's Savings Plans and RIs, for the
 	// report's commitment figures (commitments.go).
 	commitments []catalog.Commitment
+	// reclaimAt is when the simulated AWS reclaims each Capacity Block's
+	// instances (its end less fakeaws.CapacityBlockReclaim), by id.
+	reclaimAt map[string]time.Duration
 
 	// AWS: the simulated world, its HTTP front end, and the provider the
 	// controllers use through the real SDK.
@@ -124,14 +137,15 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*output.Resu
 	s := &Sim{
 		// The controllers log through their context; a run's story is its
 		// Events and timeline, so their logs are dropped.
-		ctx:      log.IntoContext(ctx, logr.Discard()),
-		sc:       sc,
-		opts:     opts,
-		seed:     sc.Seed,
-		clock:    clocktesting.NewFakeClock(Epoch),
-		pods:     map[types.UID]*pod{},
-		queues:   map[string]*simQueue{},
-		failures: map[string]int{},
+		ctx:       log.IntoContext(ctx, logr.Discard()),
+		sc:        sc,
+		opts:      opts,
+		seed:      sc.Seed,
+		clock:     clocktesting.NewFakeClock(Epoch),
+		pods:      map[types.UID]*pod{},
+		queues:    map[string]*simQueue{},
+		failures:  map[string]int{},
+		reclaimAt: map[string]time.Duration{},
 	}
 	if opts.Seed != nil {
 		s.seed = *opts.Seed

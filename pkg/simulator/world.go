@@ -91,8 +91,12 @@ func (s *Sim) setupAWS() error {
 		if cr.Ends.Duration > 0 {
 			r.End = s.clock.Now().Add(cr.Ends.Duration)
 		}
-		if _, err := s.world.AddCapacityReservation(r); err != nil {
+		id, err := s.world.AddCapacityReservation(r)
+		if err != nil {
 			return fmt.Errorf("capacity reservation of %d %s in %s: %w", cr.Count, cr.InstanceType, cr.Zone, err)
+		}
+		if cr.Type == fakeaws.ReservationTypeCapacityBlock {
+			s.reclaimAt[id] = cr.Ends.Duration - fakeaws.CapacityBlockReclaim
 		}
 	}
 	s.world.Subscribe(func(e fakeaws.Event) {
@@ -266,7 +270,11 @@ func (s *Sim) setupKube() error {
 		s.noteOnce("error:"+name+":"+err.Error(), "%s %s: %v", name, key, truncate(err.Error(), 240))
 	}
 	for i := range s.sc.NodeClasses {
-		if err := s.kube.Create(s.ctx, s.sc.NodeClasses[i].DeepCopy()); err != nil {
+		nc := s.sc.NodeClasses[i].DeepCopy()
+		if s.opts.IgnoreCommitments {
+			nc.Spec.CapacityReservationSelectorTerms = nil
+		}
+		if err := s.kube.Create(s.ctx, nc); err != nil {
 			return fmt.Errorf("creating EC2NodeClass %s: %w", s.sc.NodeClasses[i].Name, err)
 		}
 	}
@@ -312,8 +320,11 @@ func (s *Sim) setupKube() error {
 	if len(errs) > 0 {
 		return errs[0]
 	}
-	s.commitments = cs
+	s.commitments = cs // the account pays them even when the controllers are not told
 	for i := range s.sc.Commitments {
+		if s.opts.IgnoreCommitments {
+			continue
+		}
 		if err := s.kube.Create(s.ctx, s.sc.Commitments[i].DeepCopy()); err != nil {
 			return fmt.Errorf("creating Commitment %s: %w", s.sc.Commitments[i].Name, err)
 		}

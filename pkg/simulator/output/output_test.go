@@ -151,3 +151,28 @@ func TestWriteHourlyCSV(t *testing.T) {
 		t.Errorf("hourly.csv:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// The comparison's sentence says which run paid more, by the totals paid
+// (launched − covered + commitments + reservations).
+func TestCommitmentVerdict(t *testing.T) {
+	run := func(cost, covered, commitments, reservations float64) *Result {
+		return &Result{Cost: cost, CommitmentCovered: covered, CommitmentCost: commitments, ReservationCost: reservations}
+	}
+	tests := []struct {
+		name              string
+		honoured, ignored *Result
+		want              string
+	}{
+		{"ignoring costs more", run(2, 1.5, 2, 3), run(2.5, 1, 2, 3), "Ignoring them costs $1.0000 more over the run (18.2 % more than honouring them)."},
+		{"ignoring costs less", run(3, 0, 1, 0), run(2, 0, 1, 0), "Ignoring them costs $1.0000 less over the run (25.0 % less than honouring them)."},
+		{"the same", run(1, 0, 1, 1), run(1, 0, 1, 1), "Both runs cost the same."},
+		{"nothing paid", run(0, 0, 0, 0), run(1, 0, 0, 0), "Honoured they cost $0.0000, ignored $1.0000."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CommitmentVerdict(tt.honoured, tt.ignored); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -85,7 +85,9 @@ func WriteReport(w io.Writer, r *Result) error {
 	if r.CommitmentCost > 0 {
 		p("| commitments over the run (paid whether used or not) | $%.4f |\n", r.CommitmentCost)
 		p("| on-demand cost the commitments covered | $%.4f |\n", r.CommitmentCovered)
-		p("| total with commitments (launched − covered + commitments) | $%.4f |\n", r.CommitmentTotal())
+	}
+	if r.ReservationCost > 0 || r.CommitmentCost > 0 {
+		p("| total paid (launched − covered + commitments + reservations) | $%.4f |\n", r.Total())
 	}
 	p("\n")
 
@@ -191,11 +193,13 @@ func WriteSummary(w io.Writer, r *Result) {
 		r.FirstPodRunning, r.AllPodsRunning, r.QueueEmpty, r.BackToBase)
 	fmt.Fprintf(w, "  cost            $%.4f (on demand $%.4f, %.1f%% saved)\n", r.Cost, r.OnDemandCost, r.Savings())
 	if r.ReservationCost > 0 {
-		fmt.Fprintf(w, "  reservations    $%.4f (paid whether used or not; total $%.4f)\n", r.ReservationCost, r.Cost+r.ReservationCost)
+		fmt.Fprintf(w, "  reservations    $%.4f (paid whether used or not)\n", r.ReservationCost)
 	}
 	if r.CommitmentCost > 0 {
-		fmt.Fprintf(w, "  commitments     $%.4f (paid whether used or not), covering $%.4f of on-demand; total $%.4f\n",
-			r.CommitmentCost, r.CommitmentCovered, r.CommitmentTotal())
+		fmt.Fprintf(w, "  commitments     $%.4f (paid whether used or not), covering $%.4f of on-demand\n", r.CommitmentCost, r.CommitmentCovered)
+	}
+	if r.ReservationCost > 0 || r.CommitmentCost > 0 {
+		fmt.Fprintf(w, "  total paid      $%.4f (launched − covered + commitments + reservations)\n", r.Total())
 	}
 	var held []string
 	for _, h := range r.NotDisrupted {

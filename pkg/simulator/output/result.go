@@ -37,10 +37,14 @@ type Launch struct {
 	Cost float64
 }
 
-// CommitmentTotal is the run's cost with its commitments: the launched
-// instances less what the commitments covered, plus the commitments.
-func (r *Result) CommitmentTotal() float64 {
-	return r.Cost - r.CommitmentCovered + r.CommitmentCost
+// Total is what the account paid over the run for Nodesmith's capacity:
+// the launched instances at their price, less the on-demand the
+// commitments covered, plus the commitments and the capacity
+// reservations, both paid whether used or not (an instance in a
+// reservation is launched at $0: the reservation's cost counts it once).
+// System nodes are not in it.
+func (r *Result) Total() float64 {
+	return r.Cost - r.CommitmentCovered + r.CommitmentCost + r.ReservationCost
 }
 
 // Hours the instance was paid for.
@@ -99,8 +103,7 @@ type Result struct {
 	ReservationCost float64
 	// CommitmentCost is what the scenario's commitments (Savings Plans,
 	// RIs) cost over the run, paid whether used or not; CommitmentCovered
-	// is the part of Cost (on-demand usage) they covered, so the run's
-	// total is Cost − CommitmentCovered + CommitmentCost.
+	// is the part of Cost (on-demand usage) they covered (see Total).
 	CommitmentCost    float64
 	CommitmentCovered float64
 
@@ -151,10 +154,13 @@ type Held struct {
 type Interruption struct {
 	// At is when the notice was sent.
 	At time.Duration
-	// Kind is "spot interruption" or "rebalance recommendation".
+	// Kind is "spot interruption", "rebalance recommendation" or
+	// "capacity block ending" (the product's CapacityBlockExpiring mark,
+	// 40 minutes before the block ends).
 	Kind                                    string
 	NodeClaim, Instance, InstanceType, Zone string
-	// Deadline is when the instance goes away (spot interruptions).
+	// Deadline is when the instance goes away (spot interruptions; a
+	// Capacity Block's reclaim, 30 minutes before its end).
 	Deadline Milestone
 	// Pods are the workload pods on the node when the notice came.
 	Pods int
@@ -171,7 +177,7 @@ type Interruption struct {
 	// place was waiting for them: their replacement could not boot in time
 	// (or nothing drained the node before its instance went).
 	Stranded int
-	// NotRunningAtDeadline (spot interruptions) are the pods of the
+	// NotRunningAtDeadline (spot interruptions, Capacity Blocks) are the pods of the
 	// workloads that had pods on the node at the notice that were not
 	// running elsewhere at the deadline, when EC2 reclaims the instance:
 	// pending, starting, on a dead node, or still on this one. Zero when
