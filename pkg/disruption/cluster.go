@@ -58,6 +58,11 @@ type nodeInfo struct {
 	// pods on, but not replace it or wait for anything, which would chain
 	// a command onto moves the cluster has not made yet.
 	received bool
+	// prepaid: the node costs nothing more to run (launched into a
+	// capacity reservation, or on-demand a commitment wholly covers), so
+	// consolidating it saves nothing. A node whose price is merely
+	// unknown (0) is not prepaid.
+	prepaid bool
 }
 
 func (n *nodeInfo) poolName() string {
@@ -248,6 +253,7 @@ func (w *working) build() {
 		sortPods(ni.movable)
 		ni.it, ni.zone, ni.ct = offeringOf(claim)
 		ni.price = w.priceOf(ni)
+		ni.prepaid = ni.ct == nsv1.CapacityTypeReserved
 		w.nodes = append(w.nodes, ni)
 		w.byNode[n.Name] = ni
 	}
@@ -320,6 +326,7 @@ func (w *working) chargeCommitments(cs []catalog.Commitment) {
 		for _, it := range w.in.InstanceTypes[n.poolName()] {
 			if it.Name == n.it {
 				n.price -= l.Charge(it.Family, it.Region(), n.price)
+				n.prepaid = n.price <= 0
 				break
 			}
 		}

@@ -54,23 +54,69 @@ func TestPrepaidNodeIsNotDeletedForNothing(t *testing.T) {
 	tests := []struct {
 		name        string
 		commitments []catalog.Commitment
+		unpriced    bool
 		want        []string
 		wantSkip    SkipReason
 	}{
 		{name: "list price: deleted, its pod moves", want: []string{"SingleNodeConsolidation[p-01]"}},
+		{name: "price unknown (not prepaid): not kept as prepaid", unpriced: true},
 		{name: "covered by a commitment: deleting saves nothing", commitments: []catalog.Commitment{{Name: "sp", Hourly: 1}}, wantSkip: SkipNotCheaper},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(pool("p", capacityTypes(nsv1.CapacityTypeOnDemand)))
+			if tt.unpriced {
+				// No price anywhere for the large type: the catalog's
+				// offerings say $0 and the claim records none.
+				for i, it := range w.types["p"] {
+					if it.Name == "large" {
+						offs := append(catalog.Offerings(nil), it.Offerings...)
+						for j := range offs {
+							offs[j].Price = 0
+						}
+						w.types["p"][i] = it.WithOfferings(offs)
+					}
+				}
+			}
 			a := w.node("p", "large", "zone-a", nsv1.CapacityTypeOnDemand)
 			w.pod(a, "2")
-			b := w.node("p", "medium", "zone-a", nsv1.CapacityTypeOnDemand)
+			var bOpts []nodeOpt
+			if tt.unpriced {
+				// Only the unpriced node is a candidate.
+				bOpts = append(bOpts, nodeAnnotation(nsv1.AnnotationDoNotDisrupt, "true"))
+			}
+			b := w.node("p", "medium", "zone-a", nsv1.CapacityTypeOnDemand, bOpts...)
 			w.pod(b, "1")
 			w.snap.Commitments = tt.commitments
 			plan, _, err := compute(w.input())
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tt.unpriced {
+				// A node whose price is unknown reads $0 but is not
+				// prepaid: it stays a consolidation candidate.
+				for _, sk := range plan.Skipped {
+					if sk.Claim == a && strings.Contains(sk.Message, "saves nothing") {
+						t.Fatalf("the unpriced node was kept as prepaid: %+v", sk)
+					}
+				}
+				if got := summaries(plan); strings.Join(got, ",") != "SingleNodeConsolidation["+a+"]" {
+					t.Fatalf("actions %v, want the unpriced node consolidated; skips: %+v", got, plan.Skipped)
+				}
+				return
+			}
+			if tt.unpriced {
+				// A node whose price is unknown reads $0 but is not
+				// prepaid: it stays a consolidation candidate.
+				for _, sk := range plan.Skipped {
+					if sk.Claim == a && strings.Contains(sk.Message, "saves nothing") {
+						t.Fatalf("the unpriced node was kept as prepaid: %+v", sk)
+					}
+				}
+				if got := summaries(plan); strings.Join(got, ",") != "SingleNodeConsolidation["+a+"]" {
+					t.Fatalf("actions %v, want the unpriced node consolidated; skips: %+v", got, plan.Skipped)
+				}
+				return
 			}
 			if got := summaries(plan); strings.Join(got, ",") != strings.Join(tt.want, ",") {
 				t.Fatalf("actions %v, want %v\nskips: %+v", got, tt.want, plan.Skipped)

@@ -154,11 +154,12 @@ func (w *working) consolidate(cands []*nodeInfo, m Method) (*Action, *scheduling
 		return nil, nil, SkipNowhereToGo, fmt.Sprintf("%s: %d of the pods fit on no other node and no new one: %s",
 			who, len(plan.Unschedulable), plan.Unschedulable[0].Reason), nil
 	}
-	price := 0.0
+	price, prepaid := 0.0, true
 	for _, c := range cands {
 		price += c.price
+		prepaid = prepaid && c.prepaid
 	}
-	if price <= 0 {
+	if prepaid {
 		// A node in a capacity reservation, or on-demand a commitment
 		// covers, costs nothing more: removing it (or replacing it)
 		// would move its pods and save nothing.
