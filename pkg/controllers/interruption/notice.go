@@ -333,6 +333,8 @@ func noticeReason(n messages.Message) string {
 	switch n.Kind {
 	case messages.KindSpotInterruption:
 		return events.ReasonSpotInterruption
+	case messages.KindCapacityReservationInterruption:
+		return events.ReasonCapacityReservationInterruption
 	case messages.KindRebalance:
 		return events.ReasonRebalanceRecommendation
 	case messages.KindScheduledChange:
@@ -350,6 +352,8 @@ func describe(n messages.Message, received time.Time) string {
 	switch n.Kind {
 	case messages.KindSpotInterruption:
 		return fmt.Sprintf("spot interruption warning (%s) received %s", n.Action, received.UTC().Format(time.RFC3339))
+	case messages.KindCapacityReservationInterruption:
+		return "interruptible capacity reservation interruption warning received " + received.UTC().Format(time.RFC3339)
 	case messages.KindRebalance:
 		return "rebalance recommendation received " + received.UTC().Format(time.RFC3339)
 	case messages.KindScheduledChange:
