@@ -113,6 +113,13 @@ func (q *Queue) mark(ctx context.Context, claim *nsv1.NodeClaim, node *corev1.No
 			q.History.Record(claim.Status.InstanceType, claim.Status.Zone)
 		}
 	}
+	if n.Kind == messages.KindCapacityReservationInterruption && cur.Reason != nsv1.DisruptingReasonCapacityReservationInterruption &&
+		claim.Status.InstanceType != "" && q.Unavailable != nil {
+		// The reservation's owner is taking capacity back: its free count,
+		// as the class last read it, is no longer to be trusted for the
+		// replacement.
+		q.Unavailable.MarkUnavailable(claim.Status.InstanceType, claim.Status.Zone, nsv1.CapacityTypeReserved, "capacity reservation interruption")
+	}
 	publish(q.Recorder, claim, node, notice(noticeReason(n), describe(n, received)+"; its replacement capacity is planned and launched by the disruption executor"))
 	q.wake("interruption/" + claim.Name)
 	return nil
