@@ -154,6 +154,11 @@ const (
 	// Block whose end is near; EC2 reclaims its instances 30 minutes
 	// before the end, and the node is drained from 40 minutes before.
 	DisruptingReasonCapacityBlockExpiring = "CapacityBlockExpiring"
+	// DisruptingReasonCapacityReservationInterruption: the instance runs
+	// in an interruptible capacity reservation whose owner reclaims the
+	// capacity; EC2 terminates it at the warning's termination time (two
+	// minutes after the warning).
+	DisruptingReasonCapacityReservationInterruption = "CapacityReservationInterruption"
 )
 
 // +kubebuilder:object:root=true

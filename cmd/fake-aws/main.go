@@ -82,7 +82,7 @@ func setup(args []string, out io.Writer) (*fakeaws.World, net.Listener, runConfi
 	interruptEvery := fs.Duration("interrupt-every", 0, "interrupt a random running spot instance this often (0: never)")
 	extra := addExtraFlags(fs)
 	var reservations reservationFlags
-	fs.Var(&reservations, "capacity-reservation", "a capacity reservation, repeatable: type=m5.large,zone=us-east-1a,count=5[,id=cr-…][,match=open|targeted][,kind=default|capacity-block][,end=RFC3339][,owner=…][,tag.<key>=<value>]")
+	fs.Var(&reservations, "capacity-reservation", "a capacity reservation, repeatable: type=m5.large,zone=us-east-1a,count=5[,id=cr-…][,match=open|targeted][,kind=default|capacity-block][,end=RFC3339][,owner=…][,interruptible=true][,tag.<key>=<value>]")
 	roles := fs.String("roles", "NodesmithNodeRole-my-cluster", "comma-separated IAM roles that exist from the start (spec.role of an EC2NodeClass must name one; the examples use NodesmithNodeRole-my-cluster)")
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, runConfig{}, err

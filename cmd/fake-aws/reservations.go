@@ -55,13 +55,19 @@ func (r *reservationFlags) Set(v string) error {
 			cr.End = t
 		case k == "owner":
 			cr.OwnerID = val
+		case k == "interruptible":
+			b, err := strconv.ParseBool(val)
+			if err != nil {
+				return fmt.Errorf("capacity reservation %q: interruptible %q is not true or false", v, val)
+			}
+			cr.Interruptible = b
 		case strings.HasPrefix(k, "tag."):
 			if cr.Tags == nil {
 				cr.Tags = map[string]string{}
 			}
 			cr.Tags[strings.TrimPrefix(k, "tag.")] = val
 		default:
-			return fmt.Errorf("capacity reservation %q: unknown key %q (type, zone, count, id, match, kind, end, owner, tag.<key>)", v, k)
+			return fmt.Errorf("capacity reservation %q: unknown key %q (type, zone, count, id, match, kind, end, owner, interruptible, tag.<key>)", v, k)
 		}
 	}
 	if cr.InstanceType == "" || cr.Zone == "" || cr.Total == 0 {

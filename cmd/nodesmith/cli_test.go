@@ -147,7 +147,7 @@ func TestPlanPrintsTheMetricsFigures(t *testing.T) {
 	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&nsv1.NodeClaim{}).Build()
 
 	m := metrics.MustNewForTest()
-	if _, err := costmetrics.New(state.NewCluster(kube, clock.RealClock{}, time.Minute), m, 0).Reconcile(ctx); err != nil {
+	if _, err := costmetrics.New(state.NewCluster(kube, clock.RealClock{}, time.Minute), nil, m, 0).Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
 	snap, _, err := kubesnapshot.Take(ctx, kube, "fake", time.Now())

@@ -28,7 +28,7 @@ us-east-1 instance catalog, and prints:
     instance type, at their cheapest offering;
   - a lower bound on the $/h of any set of nodes of the pools' types that
     holds the same pods (the solver's packing LP);
-  - what runs today: Nodesmith's NodeClaims at their launch price (the
+  - what runs today: Nodesmith's NodeClaims at what they cost now (the
     figures of the nodesmith_cost_dollars_per_hour metric) and other nodes
     priced from the catalog by their instance type and capacity type labels;
   - the pods it cannot place, with the solver's reason, and pools it left out.
@@ -125,7 +125,7 @@ func writePlan(w io.Writer, snap *whatif.Snapshot, r *whatif.PlanResult) {
 			dollars(c.IgnoringListPerHour), dollars(c.IgnoringCoveredPerHour), dollars(c.IgnoringAddedPerHour))
 	}
 	fmt.Fprintln(w, "\nrunning today")
-	fmt.Fprintln(w, "  Nodesmith NodeClaims at their launch price (the nodesmith_cost_dollars_per_hour metric)")
+	fmt.Fprintln(w, "  Nodesmith NodeClaims at what they cost now (the nodesmith_cost_dollars_per_hour metric)")
 	if r.Nodesmith.Nodes == 0 {
 		fmt.Fprintln(w, "    none")
 	} else {

@@ -54,10 +54,11 @@ resource "aws_sqs_queue_policy" "interruption" {
 
 locals {
   interruption_events = {
-    spot_interruption = { source = "aws.ec2", detail_type = "EC2 Spot Instance Interruption Warning" }
-    rebalance         = { source = "aws.ec2", detail_type = "EC2 Instance Rebalance Recommendation" }
-    state_change      = { source = "aws.ec2", detail_type = "EC2 Instance State-change Notification" }
-    scheduled_change  = { source = "aws.health", detail_type = "AWS Health Event" }
+    spot_interruption        = { source = "aws.ec2", detail_type = "EC2 Spot Instance Interruption Warning" }
+    reservation_interruption = { source = "aws.ec2", detail_type = "EC2 Capacity Reservation Instance Interruption Warning" }
+    rebalance                = { source = "aws.ec2", detail_type = "EC2 Instance Rebalance Recommendation" }
+    state_change             = { source = "aws.ec2", detail_type = "EC2 Instance State-change Notification" }
+    scheduled_change         = { source = "aws.health", detail_type = "AWS Health Event" }
   }
 }
 

@@ -3,6 +3,7 @@ package catalog
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
@@ -35,14 +36,18 @@ type Reservation struct {
 	Available int
 	// End is when the reservation ends; zero when it has no end date.
 	End time.Time
+	// Interruptible: its owner may reclaim the capacity with a two-minute
+	// warning.
+	Interruptible bool
 }
 
 // ReservationRef is what a reserved offering knows of its reservation.
 type ReservationRef struct {
-	ID        string
-	Type      string
-	Available int
-	End       time.Time
+	ID            string
+	Type          string
+	Available     int
+	End           time.Time
+	Interruptible bool
 }
 
 // DrainAt is when nodes in a reservation ending at end must start to go,
@@ -101,7 +106,7 @@ func WithReservations(types []*InstanceType, rs []Reservation, now time.Time) []
 		for _, r := range mine {
 			ofs = append(ofs, Offering{
 				Zone: r.Zone, CapacityType: nsv1.CapacityTypeReserved, Price: 0, Available: true,
-				Reservation: &ReservationRef{ID: r.ID, Type: r.Type, Available: r.Available, End: r.End},
+				Reservation: &ReservationRef{ID: r.ID, Type: r.Type, Available: r.Available, End: r.End, Interruptible: r.Interruptible},
 			})
 		}
 		out[i] = it.withOfferings(ofs)
@@ -119,7 +124,8 @@ func ReservationsFromStatus(rs []awsv1.CapacityReservation, zones []string) []Re
 		if !slices.Contains(zones, r.AvailabilityZone) {
 			continue
 		}
-		cr := Reservation{ID: r.ID, Type: r.ReservationType, InstanceType: r.InstanceType, Zone: r.AvailabilityZone, Available: int(r.AvailableInstanceCount)}
+		cr := Reservation{ID: r.ID, Type: r.ReservationType, InstanceType: r.InstanceType, Zone: r.AvailabilityZone,
+			Available: int(r.AvailableInstanceCount), Interruptible: r.Interruptible}
 		if r.EndTime != nil {
 			cr.End = r.EndTime.Time
 		}
@@ -138,5 +144,6 @@ func ReservationLabels(r *ReservationRef) map[string]string {
 	if t == "" {
 		t = awsv1.CapacityReservationTypeDefault
 	}
-	return map[string]string{awsv1.LabelCapacityReservationID: r.ID, awsv1.LabelCapacityReservationType: t}
+	return map[string]string{awsv1.LabelCapacityReservationID: r.ID, awsv1.LabelCapacityReservationType: t,
+		awsv1.LabelCapacityReservationInterruptible: strconv.FormatBool(r.Interruptible)}
 }

@@ -212,7 +212,7 @@ func New(cfg Config) (*Set, error) {
 	s.Singletons = append(s.Singletons,
 		prov,
 		garbagecollection.New(kube, cloud, clk, rec, m, garbagecollection.Options{Interval: o.GCInterval, Grace: o.GCGrace}),
-		costmetrics.New(cluster, m, costmetrics.DefaultInterval),
+		costmetrics.New(cluster, cloud, m, costmetrics.DefaultInterval),
 	)
 	if executor != nil {
 		// Capacity Blocks end on a date the node class's status names:

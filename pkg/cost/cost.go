@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 )
 
 // Item is one node: where it comes from and what it costs.
@@ -74,19 +75,37 @@ func (b Breakdown) By(dim func(Line) string) map[string]float64 {
 }
 
 // Claims are the items of the claims that are running or launching and
-// have a price: claims being deleted are going away and count no more.
-func Claims(claims []*nsv1.NodeClaim) []Item {
+// have a price, priced by Prices (typesOf and cs as there): claims being
+// deleted are going away and count no more.
+func Claims(claims []*nsv1.NodeClaim, typesOf func(*nsv1.NodeClaim) []*catalog.InstanceType, cs []catalog.Commitment) []Item {
+	live := Live(claims)
 	var out []Item
-	for _, c := range claims {
-		if !c.DeletionTimestamp.IsZero() {
+	for i, p := range Prices(live, typesOf, cs) {
+		if !p.OK {
 			continue
 		}
-		price, ok := c.Status.PriceUSD()
-		if !ok {
-			continue
-		}
-		out = append(out, Item{NodePool: c.Labels[nsv1.LabelNodePool], CapacityType: c.Status.CapacityType,
-			InstanceType: c.Status.InstanceType, PerHour: price})
+		out = append(out, itemOf(live[i], p.PerHour))
 	}
 	return out
+}
+
+func itemOf(c *nsv1.NodeClaim, perHour float64) Item {
+	return Item{NodePool: c.Labels[nsv1.LabelNodePool], CapacityType: c.Status.CapacityType, InstanceType: c.Status.InstanceType, PerHour: perHour}
+}
+
+// Live are the claims not being deleted.
+func Live(claims []*nsv1.NodeClaim) []*nsv1.NodeClaim {
+	out := make([]*nsv1.NodeClaim, 0, len(claims))
+	for _, c := range claims {
+		if c.DeletionTimestamp.IsZero() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// PoolTypes is a typesOf for Prices: a claim's pool's types in types (by
+// NodePool name).
+func PoolTypes(types map[string][]*catalog.InstanceType) func(*nsv1.NodeClaim) []*catalog.InstanceType {
+	return func(c *nsv1.NodeClaim) []*catalog.InstanceType { return types[c.Labels[nsv1.LabelNodePool]] }
 }

@@ -58,7 +58,7 @@ func TestClaimsSkipsDeletedAndUnpriced(t *testing.T) {
 	gone := claim("gone", "a", "spot", "m5.large", "0.04", "")
 	now := metav1.Now()
 	gone.DeletionTimestamp = &now
-	items := Claims([]*nsv1.NodeClaim{claim("ok", "a", "spot", "m5.large", "0.0342", ""), gone, claim("launching", "a", "", "", "", "")})
+	items := Claims([]*nsv1.NodeClaim{claim("ok", "a", "spot", "m5.large", "0.0342", ""), gone, claim("launching", "a", "", "", "", "")}, nil, nil)
 	if len(items) != 1 || items[0] != (Item{NodePool: "a", CapacityType: "spot", InstanceType: "m5.large", PerHour: 0.0342}) {
 		t.Fatalf("Claims = %+v, want only the live priced claim", items)
 	}
@@ -109,7 +109,7 @@ func TestFleet(t *testing.T) {
 		corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi")}}}
 	snap := &provisioning.Snapshot{NodeClaims: []*nsv1.NodeClaim{reg, fly}, Nodes: []*corev1.Node{node},
 		PodsByNode: map[string][]*corev1.Pod{"node-1": {pod("web", "1", "4Gi")}}}
-	b, s := Fleet(snap)
+	b, s := Fleet(snap, nil)
 	if b.Nodes != 2 || !near(b.PerHour, 0.136) {
 		t.Errorf("breakdown = %+v", b)
 	}

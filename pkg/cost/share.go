@@ -4,6 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
@@ -89,23 +91,29 @@ func (s *Shares) Add(o Shares) {
 }
 
 // Fleet is the $/h of the Nodesmith fleet in snap (every live claim with a
-// price) and its split by namespace. A claim whose node has not registered
-// is idle; a node's allocatable comes from the Node, else from the claim.
-func Fleet(snap *provisioning.Snapshot) (Breakdown, Shares) {
-	items := Claims(snap.NodeClaims)
+// price, priced by Prices with its pool's types in types and the snapshot's
+// commitments) and its split by namespace. A claim whose node has not
+// registered is idle; a node's allocatable comes from the Node, else from
+// the claim.
+func Fleet(snap *provisioning.Snapshot, types map[string][]*catalog.InstanceType) (Breakdown, Shares) {
+	live := Live(snap.NodeClaims)
+	return FleetPriced(snap, live, Prices(live, PoolTypes(types), snap.Commitments))
+}
+
+// FleetPriced is Fleet with the live claims already priced (Prices).
+func FleetPriced(snap *provisioning.Snapshot, live []*nsv1.NodeClaim, prices []Priced) (Breakdown, Shares) {
 	shares := Shares{ByNamespace: map[string]float64{}}
 	nodes := make(map[string]*corev1.Node, len(snap.Nodes))
 	for _, n := range snap.Nodes {
 		nodes[n.Name] = n
 	}
-	for _, c := range snap.NodeClaims {
-		if !c.DeletionTimestamp.IsZero() {
+	var items []Item
+	for i, c := range live {
+		if !prices[i].OK {
 			continue
 		}
-		price, ok := c.Status.PriceUSD()
-		if !ok {
-			continue
-		}
+		price := prices[i].PerHour
+		items = append(items, itemOf(c, price))
 		alloc := c.Status.Allocatable
 		var pods []*corev1.Pod
 		if c.Status.NodeName != "" {

@@ -11,6 +11,7 @@ import (
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
+	"github.com/nodesmith/nodesmith/pkg/cost"
 	"github.com/nodesmith/nodesmith/pkg/disruption/budget"
 	"github.com/nodesmith/nodesmith/pkg/interruption"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
@@ -251,14 +252,13 @@ func (w *working) build() {
 			ni.movable = append(ni.movable, provisioning.WithVolumeTopology(p, vt))
 		}
 		sortPods(ni.movable)
-		ni.it, ni.zone, ni.ct = offeringOf(claim)
-		ni.price = w.priceOf(ni)
+		ni.it, ni.zone, ni.ct = cost.OfferingOf(claim)
 		ni.prepaid = ni.ct == nsv1.CapacityTypeReserved
 		w.nodes = append(w.nodes, ni)
 		w.byNode[n.Name] = ni
 	}
 	sort.Slice(w.nodes, func(i, j int) bool { return w.nodes[i].claim.Name < w.nodes[j].claim.Name })
-	w.chargeCommitments(solveIn.Commitments)
+	w.priceNodes(solveIn.Commitments)
 	w.placeBuffers()
 }
 
@@ -277,58 +277,21 @@ func sortPods(pods []*corev1.Pod) {
 	})
 }
 
-// offeringOf is the (type, zone, capacity type) a claim runs on, from its
-// status or, failing that, its labels.
-func offeringOf(c *nsv1.NodeClaim) (it, zone, ct string) {
-	it, zone, ct = c.Status.InstanceType, c.Status.Zone, c.Status.CapacityType
-	if it == "" {
-		it = c.Labels[corev1.LabelInstanceTypeStable]
-	}
-	if zone == "" {
-		zone = c.Labels[corev1.LabelTopologyZone]
-	}
-	if ct == "" {
-		ct = c.Labels[nsv1.LabelCapacityType]
-	}
-	return it, zone, ct
-}
-
-// priceOf is a node's current $/h: its offering's price in its pool's
-// instance types (spot prices move), else the claim's launch price.
-func (w *working) priceOf(n *nodeInfo) float64 {
-	for _, it := range w.in.InstanceTypes[n.poolName()] {
-		if it.Name != n.it {
-			continue
-		}
-		if o, ok := it.Offerings.Get(n.zone, n.ct); ok {
-			return o.Price
-		}
-	}
-	if p, ok := n.claim.Status.PriceUSD(); ok {
-		return p
-	}
-	return 0
-}
-
-// chargeCommitments prices the on-demand nodes the commitments (Savings
-// Plans, RIs; catalog.Ledger) cover at what they leave uncovered, in claim
-// name order: a covered node is prepaid, so replacing it with spot saves
+// priceNodes prices every node as the cost metrics do (cost.Prices): its
+// offering in its pool's instance types (overlays applied, spot prices
+// moving), else its launch price; a covered on-demand node at what the
+// commitments (Savings Plans, RIs) leave uncovered, charged in claim name
+// order: a covered node is prepaid, so replacing it with spot saves
 // nothing, as deleting it frees only a commitment the account pays anyway.
-func (w *working) chargeCommitments(cs []catalog.Commitment) {
-	if len(cs) == 0 {
-		return
+func (w *working) priceNodes(cs []catalog.Commitment) {
+	claims := make([]*nsv1.NodeClaim, len(w.nodes))
+	for i, n := range w.nodes {
+		claims[i] = n.claim
 	}
-	l := catalog.NewLedger(cs)
-	for _, n := range w.nodes {
-		if n.ct != nsv1.CapacityTypeOnDemand {
-			continue
-		}
-		for _, it := range w.in.InstanceTypes[n.poolName()] {
-			if it.Name == n.it {
-				n.price -= l.Charge(it.Family, it.Region(), n.price)
-				n.prepaid = n.price <= 0
-				break
-			}
+	for i, p := range cost.Prices(claims, cost.PoolTypes(w.in.InstanceTypes), cs) {
+		w.nodes[i].price = p.PerHour // zero when unpriced
+		if p.Covered > 0 && p.PerHour <= 0 {
+			w.nodes[i].prepaid = true // wholly covered by commitments
 		}
 	}
 }

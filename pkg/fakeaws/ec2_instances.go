@@ -84,6 +84,17 @@ type instanceContext struct {
 	zoneID func(string) string
 	// blocks are the ids of the Capacity Blocks.
 	blocks map[string]bool
+	// ended are the ODCRs that expired or were cancelled (endedODCRs).
+	ended map[string]bool
+}
+
+// reservation is the capacity reservation the instance is in now: the one
+// it launched into, until that ODCR ends.
+func (c instanceContext) reservation(in Instance) string {
+	if c.ended[in.CapacityReservationID] {
+		return ""
+	}
+	return in.CapacityReservationID
 }
 
 // lifecycle is the instance's instanceLifecycle: spot, capacity-block, or
@@ -99,7 +110,7 @@ func (c instanceContext) lifecycle(in Instance) string {
 }
 
 func (s *Server) instanceContext() instanceContext {
-	return instanceContext{owner: s.w.opts.AccountID, region: s.w.opts.Region, groups: s.w.groupNames(), zoneID: s.w.zoneID, blocks: s.w.blockIDs()}
+	return instanceContext{owner: s.w.opts.AccountID, region: s.w.opts.Region, groups: s.w.groupNames(), zoneID: s.w.zoneID, blocks: s.w.blockIDs(), ended: s.w.endedODCRs()}
 }
 
 // live reports whether the instance still has its network interface: EC2
@@ -135,8 +146,13 @@ func stateReason(in Instance) (code, msg string, ok bool) {
 	if in.State != StateShuttingDown && in.State != StateTerminated {
 		return "", "", false
 	}
-	if !in.InterruptAt.IsZero() {
+	if !in.InterruptAt.IsZero() && in.CapacityType == CapacitySpot {
 		return "Server.SpotInstanceTermination", "Server.SpotInstanceTermination: Spot instance termination", true
+	}
+	if !in.InterruptAt.IsZero() {
+		// Reclaimed from an interruptible capacity reservation: EC2
+		// documents no state reason of its own for it; a server-side one.
+		return "Server.InternalError", "Server.InternalError: Capacity reservation capacity reclaimed", true
 	}
 	return "Client.UserInitiatedShutdown", "Client.UserInitiatedShutdown: User initiated shutdown", true
 }
@@ -225,7 +241,7 @@ func (c instanceContext) attr(in Instance) attrFunc {
 		case "instance-lifecycle":
 			return one(c.lifecycle(in)), true
 		case "capacity-reservation-id":
-			return one(in.CapacityReservationID), true
+			return one(c.reservation(in)), true
 		case "spot-instance-request-id":
 			if in.CapacityType == CapacitySpot {
 				return []string{spotRequestID(in)}, true
@@ -345,8 +361,8 @@ func (c instanceContext) instanceXML(x *xmlw, in Instance) {
 	if in.CapacityType == CapacitySpot {
 		x.leaf("spotInstanceRequestId", spotRequestID(in))
 	}
-	if in.CapacityReservationID != "" {
-		x.leaf("capacityReservationId", in.CapacityReservationID)
+	if id := c.reservation(in); id != "" {
+		x.leaf("capacityReservationId", id)
 	}
 	if in.ClientToken != "" {
 		x.leaf("clientToken", in.ClientToken)

@@ -24,6 +24,24 @@ func (w *World) blockIDs() map[string]bool {
 	return out
 }
 
+// endedODCRs are the ids of the ODCRs (not Capacity Blocks) that have
+// expired or been cancelled: EC2 takes their instances out of them, and the
+// instances run on as plain on-demand ones without a capacityReservationId.
+func (w *World) endedODCRs() map[string]bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]bool{}
+	now := w.clock.Now()
+	for id, cr := range w.reservations {
+		if cr.Type == ReservationTypeDefault {
+			if st := w.readReservation(cr, now).State; st == "expired" || st == "cancelled" {
+				out[id] = true
+			}
+		}
+	}
+	return out
+}
+
 func (s *Server) describeCapacityReservations(p params) (func(x *xmlw), error) {
 	ids := p.list("CapacityReservationId")
 	if err := reservationIDs.checkIDs(ids); err != nil {
@@ -86,6 +104,7 @@ func (s *Server) describeCapacityReservations(p params) (func(x *xmlw), error) {
 				x.tagSet(cr.Tags)
 			}
 			x.leaf("reservationType", cr.Type)
+			x.leafBool("interruptible", cr.Interruptible)
 			x.close("item")
 		}
 		x.close("capacityReservationSet")

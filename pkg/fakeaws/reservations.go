@@ -16,7 +16,10 @@ import (
 // needs the zone's on-demand pool. Its available count goes down at launch
 // and back when the instance has terminated. A Capacity Block's instances
 // are terminated by EC2 30 minutes before the block ends; an ODCR's simply
-// run on as on-demand after it ends.
+// run on as on-demand after it ends or is cancelled, DescribeInstances no
+// longer naming the reservation. An interruptible reservation's owner may
+// take capacity back (ReclaimInterruptible): its instances get a two-minute
+// warning on the interruption queue and are terminated.
 
 // Reservation types and instance match criteria (EC2 spellings).
 const (
@@ -43,6 +46,10 @@ type CapacityReservation struct {
 	End           time.Time // zero: no end date
 	Tags          map[string]string
 	Cancelled     bool
+	// Interruptible: the owner may reclaim the capacity
+	// (ReclaimInterruptible); EC2 warns the instances in it two minutes
+	// before terminating them.
+	Interruptible bool
 
 	// Available is filled on read: Total less the instances in it that
 	// have not terminated; 0 once it is no longer active.
@@ -100,6 +107,49 @@ func (w *World) AddCapacityReservation(cr CapacityReservation) (string, error) {
 		w.schedule(c.End.Add(-CapacityBlockReclaim), timerReclaim, c.ID)
 	}
 	return c.ID, nil
+}
+
+// ReclaimInterruptible takes n instances of capacity back from the
+// interruptible reservation id, as its owner does: the reservation shrinks
+// by n, and the first n of its running instances (by id) get EC2's
+// "EC2 Capacity Reservation Instance Interruption Warning" now and are
+// terminated InterruptionNotice (two minutes) later, at the warning's
+// instance-termination-time. It returns the instances warned.
+func (w *World) ReclaimInterruptible(id string, n int) ([]string, error) {
+	w.mu.Lock()
+	defer w.unlock()
+	w.tickLocked()
+	cr, ok := w.reservations[id]
+	if !ok {
+		return nil, apiErr(400, "InvalidCapacityReservationId.NotFound", "The capacity reservation ID '%s' does not exist", id)
+	}
+	if !cr.Interruptible {
+		return nil, apiErr(400, "InvalidParameterValue", "capacity reservation %s is not interruptible", id)
+	}
+	if n < 1 || n > cr.Total {
+		return nil, apiErr(400, "InvalidParameterValue", "cannot reclaim %d of the %d instances of %s", n, cr.Total, id)
+	}
+	cr.Total -= n
+	var ids []string
+	for _, in := range w.instances {
+		if in.CapacityReservationID == id && (in.State == StateRunning || in.State == StatePending) && in.InterruptAt.IsZero() {
+			ids = append(ids, in.ID)
+		}
+	}
+	sort.Strings(ids)
+	ids = ids[:min(n, len(ids))]
+	now := w.clock.Now()
+	end := now.Add(InterruptionNotice)
+	for _, iid := range ids {
+		in := w.instances[iid]
+		w.publish("EC2 Capacity Reservation Instance Interruption Warning", "aws.ec2", []string{w.instanceARN(in)},
+			map[string]string{"instance-id": in.ID, "instance-action": "terminate",
+				"instance-termination-time": end.UTC().Format(time.RFC3339), "azId": w.zoneID(in.Zone)}, now)
+		in.InterruptAt = end
+		w.schedule(end, timerInterrupt, in.ID)
+		w.emit(EventInterrupted, in)
+	}
+	return ids, nil
 }
 
 // CancelCapacityReservation cancels a reservation: it takes no more

@@ -2,6 +2,7 @@ package fakeaws_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
+	"github.com/nodesmith/nodesmith/pkg/interruption/messages"
 )
 
 // reservedTemplate creates a launch template that targets reservation id
@@ -246,5 +248,130 @@ func TestCapacityBlockLaunchAndReclaim(t *testing.T) {
 	out2, _ := e.ec2.DescribeCapacityReservations(e.ctx, &ec2.DescribeCapacityReservationsInput{CapacityReservationIds: []string{id}})
 	if s := out2.CapacityReservations[0].State; s != ec2types.CapacityReservationStateExpired {
 		t.Errorf("state %s at the end, want expired", s)
+	}
+}
+
+// An interruptible reservation's owner takes capacity back: DescribeCapacity-
+// Reservations says the reservation is interruptible, the instances reclaimed
+// get EC2's warning on the interruption queue — which the product's parser
+// reads as a capacity reservation interruption with the warning's
+// termination time — and are terminated at it; the others run on.
+func TestInterruptibleReservationReclaim(t *testing.T) {
+	e := newEnv(t)
+	id, err := e.world.AddCapacityReservation(fakeaws.CapacityReservation{InstanceType: "m5.xlarge", Zone: "us-east-1a", Total: 3, MatchCriteria: fakeaws.MatchTargeted, Interruptible: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := e.world.AddCapacityReservation(fakeaws.CapacityReservation{InstanceType: "m5.xlarge", Zone: "us-east-1a", Total: 1, MatchCriteria: fakeaws.MatchTargeted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.ec2.DescribeCapacityReservations(e.ctx, &ec2.DescribeCapacityReservationsInput{CapacityReservationIds: []string{id, plain}})
+	if err != nil || len(out.CapacityReservations) != 2 {
+		t.Fatalf("DescribeCapacityReservations: %v", err)
+	}
+	for _, cr := range out.CapacityReservations {
+		if want := aws.ToString(cr.CapacityReservationId) == id; cr.Interruptible == nil || *cr.Interruptible != want {
+			t.Errorf("%s: interruptible %v, want %v", aws.ToString(cr.CapacityReservationId), cr.Interruptible, want)
+		}
+	}
+	if _, err := e.world.ReclaimInterruptible(plain, 1); err == nil {
+		t.Error("reclaiming from a reservation that is not interruptible succeeded")
+	}
+	lt := e.reservedTemplate(t, "interruptible", id, "", false)
+	ids := launched(e.launchIn(t, lt, "on-demand", "m5.xlarge", "us-east-1a", 3))
+	if len(ids) != 3 {
+		t.Fatalf("launched %d into a reservation of 3", len(ids))
+	}
+	e.world.Tick()
+	drainParsed(t, e) // the launches' state changes
+	e.clock.Step(time.Minute)
+	warnedAt := e.clock.Now()
+	reclaimed, err := e.world.ReclaimInterruptible(id, 2)
+	if err != nil || len(reclaimed) != 2 {
+		t.Fatalf("ReclaimInterruptible = %v, %v", reclaimed, err)
+	}
+	got := drainParsed(t, e)
+	if len(got) != 2 {
+		t.Fatalf("%d messages on the queue, want a warning per reclaimed instance: %+v", len(got), got)
+	}
+	for i, m := range got {
+		if m.Kind != messages.KindCapacityReservationInterruption || !slices.Equal(m.InstanceIDs, reclaimed[i:i+1]) ||
+			!m.Deadline.Equal(warnedAt.Add(fakeaws.InterruptionNotice)) || m.Action != messages.ActionTerminate {
+			t.Errorf("message %d: %+v", i, m)
+		}
+	}
+	e.clock.Step(fakeaws.InterruptionNotice - time.Second)
+	e.world.Tick()
+	for _, iid := range reclaimed {
+		if in, _ := e.world.Instance(iid); in.State != fakeaws.StateRunning {
+			t.Errorf("%s is %s before its termination time", iid, in.State)
+		}
+	}
+	e.clock.Step(time.Second)
+	e.world.Tick()
+	for _, iid := range ids {
+		in, _ := e.world.Instance(iid)
+		gone := in.State == fakeaws.StateShuttingDown || in.State == fakeaws.StateTerminated
+		if want := slices.Contains(reclaimed, iid); gone != want {
+			t.Errorf("%s is %s at the termination time; reclaimed %v", iid, in.State, want)
+		}
+	}
+	e.clock.Step(5 * time.Minute)
+	if got := e.available(t, id); got != 0 {
+		t.Errorf("available %d after the reclaim, want 0 (one instance left in a reservation of one)", got)
+	}
+}
+
+// When an ODCR ends (cancelled, or its end date passed) its instances run
+// on as on-demand, and DescribeInstances stops naming the reservation; a
+// Capacity Block's are reclaimed instead (TestCapacityBlockLaunchAndReclaim).
+func TestEndedReservationLeavesItsInstances(t *testing.T) {
+	e := newEnv(t)
+	cancelled, err := e.world.AddCapacityReservation(fakeaws.CapacityReservation{InstanceType: "m5.xlarge", Zone: "us-east-1a", Total: 1, MatchCriteria: fakeaws.MatchTargeted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiring, err := e.world.AddCapacityReservation(fakeaws.CapacityReservation{InstanceType: "m5.xlarge", Zone: "us-east-1a", Total: 1, MatchCriteria: fakeaws.MatchTargeted, End: epoch.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := launched(e.launchIn(t, e.reservedTemplate(t, "a", cancelled, "", false), "on-demand", "m5.xlarge", "us-east-1a", 1))
+	b := launched(e.launchIn(t, e.reservedTemplate(t, "b", expiring, "", false), "on-demand", "m5.xlarge", "us-east-1a", 1))
+	if len(a) != 1 || len(b) != 1 {
+		t.Fatalf("launched %v and %v", a, b)
+	}
+	reservationOf := func(id string) string {
+		t.Helper()
+		out, err := e.ec2.DescribeInstances(e.ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+		if err != nil || len(out.Reservations) != 1 {
+			t.Fatalf("DescribeInstances %s: %v", id, err)
+		}
+		return aws.ToString(out.Reservations[0].Instances[0].CapacityReservationId)
+	}
+	if reservationOf(a[0]) != cancelled || reservationOf(b[0]) != expiring {
+		t.Fatalf("instances not in their reservations: %q %q", reservationOf(a[0]), reservationOf(b[0]))
+	}
+	if err := e.world.CancelCapacityReservation(cancelled); err != nil {
+		t.Fatal(err)
+	}
+	if got := reservationOf(a[0]); got != "" {
+		t.Errorf("a cancelled reservation's instance still names it: %q", got)
+	}
+	if reservationOf(b[0]) != expiring {
+		t.Error("an active reservation's instance lost it")
+	}
+	e.clock.SetTime(epoch.Add(time.Hour))
+	if got := reservationOf(b[0]); got != "" {
+		t.Errorf("an expired reservation's instance still names it: %q", got)
+	}
+	for _, id := range []string{a[0], b[0]} {
+		if in, _ := e.world.Instance(id); in.State != fakeaws.StateRunning {
+			t.Errorf("%s is %s once its reservation ended, want running on", id, in.State)
+		}
+	}
+	di, err := e.ec2.DescribeInstances(e.ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{filter("capacity-reservation-id", expiring)}})
+	if err != nil || len(di.Reservations) != 0 {
+		t.Errorf("the capacity-reservation-id filter still finds the expired reservation's instance: %v %+v", err, di)
 	}
 }

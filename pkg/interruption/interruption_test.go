@@ -32,6 +32,7 @@ func TestActionFor(t *testing.T) {
 		want Action
 	}{
 		{messages.KindSpotInterruption, RebalanceOff, ActionMark},
+		{messages.KindCapacityReservationInterruption, RebalanceOff, ActionMark},
 		{messages.KindScheduledChange, RebalancePrespin, ActionMark},
 		{messages.KindInstanceStopping, RebalancePrespin, ActionMark},
 		{messages.KindRebalance, RebalanceOff, ActionNone},
@@ -63,6 +64,9 @@ func TestMerge(t *testing.T) {
 		{"rebalance after the warning keeps the warning", spot, rebalance, spot, false},
 		{"warning after rebalance takes over with its deadline", rebalance, spot, spot, true},
 		{"a later, weaker deadline does not postpone", spot, retire, spot, false},
+		{"an interruptible reservation's warning after a rebalance takes over",
+			rebalance, Mark{Reason: nsv1.DisruptingReasonCapacityReservationInterruption, Deadline: t0.Add(2 * time.Minute)},
+			Mark{Reason: nsv1.DisruptingReasonCapacityReservationInterruption, Deadline: t0.Add(2 * time.Minute)}, true},
 		{"an earlier deadline wins, the stronger reason stays",
 			Mark{Reason: nsv1.DisruptingReasonSpotInterruption, Deadline: t0.Add(time.Hour)}, Mark{Reason: nsv1.DisruptingReasonScheduledChange, Deadline: t0},
 			Mark{Reason: nsv1.DisruptingReasonSpotInterruption, Deadline: t0}, true},

@@ -26,7 +26,7 @@ const (
 // ActionFor is the action for a notice of kind under mode.
 func ActionFor(kind messages.Kind, mode RebalanceMode) Action {
 	switch kind {
-	case messages.KindSpotInterruption, messages.KindScheduledChange, messages.KindInstanceStopping:
+	case messages.KindSpotInterruption, messages.KindCapacityReservationInterruption, messages.KindScheduledChange, messages.KindInstanceStopping:
 		return ActionMark
 	case messages.KindRebalance:
 		if mode == RebalanceOff {
@@ -44,6 +44,8 @@ func Reason(kind messages.Kind) string {
 	switch kind {
 	case messages.KindSpotInterruption:
 		return nsv1.DisruptingReasonSpotInterruption
+	case messages.KindCapacityReservationInterruption:
+		return nsv1.DisruptingReasonCapacityReservationInterruption
 	case messages.KindScheduledChange:
 		return nsv1.DisruptingReasonScheduledChange
 	case messages.KindInstanceStopping, messages.KindInstanceStopped, messages.KindInstanceTerminated:
@@ -61,7 +63,10 @@ var strength = map[string]int{
 	nsv1.DisruptingReasonScheduledChange:         2,
 	nsv1.DisruptingReasonCapacityBlockExpiring:   2,
 	nsv1.DisruptingReasonSpotInterruption:        3,
-	nsv1.DisruptingReasonInstanceStopping:        4,
+	// An interruptible reservation's warning is a spot warning's twin: the
+	// same two minutes, the same end.
+	nsv1.DisruptingReasonCapacityReservationInterruption: 3,
+	nsv1.DisruptingReasonInstanceStopping:                4,
 }
 
 // IsInterruptionReason reports whether reason is one this handler sets.

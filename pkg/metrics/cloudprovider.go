@@ -99,3 +99,14 @@ func (i *instrumented) GetInstanceTypes(ctx context.Context, p *nsv1.NodePool) (
 }
 
 func (i *instrumented) Name() string { return i.cp.Name() }
+
+// AdjustInstanceTypes hands fn to the instrumented provider when it takes
+// one (cloudprovider/overlay.Adjustable: the NodeOverlays applied to its
+// launches), so instrumenting a provider does not lose that.
+func (i *instrumented) AdjustInstanceTypes(fn func(context.Context, []*catalog.InstanceType) ([]*catalog.InstanceType, error)) {
+	if a, ok := i.cp.(interface {
+		AdjustInstanceTypes(func(context.Context, []*catalog.InstanceType) ([]*catalog.InstanceType, error))
+	}); ok {
+		a.AdjustInstanceTypes(fn)
+	}
+}

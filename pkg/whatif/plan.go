@@ -47,8 +47,11 @@ type PlanResult struct {
 	// pools' instance types, that holds the pods the plan puts on new nodes
 	// (scheduling.PackingLowerBound).
 	LowerBound float64 `json:"lowerBoundDollarsPerHour"`
-	// Nodesmith is the snapshot's NodeClaims at their status.price: the
-	// figure of the nodesmith_cost_dollars_per_hour metric.
+	// Nodesmith is the snapshot's NodeClaims at what they cost now
+	// (cost.Prices: their offering in their pool's types with the
+	// NodeOverlays applied, else status.price; covered on-demand at what the
+	// commitments leave): the figure of the nodesmith_cost_dollars_per_hour
+	// metric.
 	Nodesmith cost.Breakdown `json:"nodesmith"`
 	// Other is the snapshot's other nodes, priced from the catalog by their
 	// instance type, zone and capacity type labels.
@@ -175,7 +178,7 @@ func Plan(snap *Snapshot, mode Mode, opts Options) (*PlanResult, error) {
 		}
 		out.Commitments = cc
 	}
-	out.Nodesmith, _ = cost.Fleet(w.idx)
+	out.Nodesmith, _ = cost.Fleet(w.idx, types)
 	out.Other, out.Unpriced = w.otherNodes()
 	return out, nil
 }

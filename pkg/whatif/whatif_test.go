@@ -109,8 +109,11 @@ func TestPlanRepack(t *testing.T) {
 	if r.LowerBound <= 0 || r.LowerBound > r.New.PerHour+1e-9 {
 		t.Errorf("lower bound %v against the plan's %v", r.LowerBound, r.New.PerHour)
 	}
-	if !near(r.Nodesmith.PerHour, 0.0342+0.136) || r.Nodesmith.Nodes != 2 || r.Other.Nodes != 0 {
-		t.Errorf("current = %+v / %+v, want the two claims' prices", r.Nodesmith, r.Other)
+	// Each node at what it costs now (cost.Prices): the spot node at the
+	// catalog's spot price, not the 0.0342 it launched at.
+	if want := catalogPrice(t, "m6g.large", "us-east-1a", "spot") + catalogPrice(t, "c6g.xlarge", "us-east-1b", "on-demand"); !near(r.Nodesmith.PerHour, want) ||
+		near(want, 0.0342+0.136) || r.Nodesmith.Nodes != 2 || r.Other.Nodes != 0 {
+		t.Errorf("current = %+v / %+v, want the two nodes at their offerings' prices, %v", r.Nodesmith, r.Other, want)
 	}
 	placed := 0
 	for _, c := range r.Claims {
@@ -536,4 +539,23 @@ func TestPlanShowsCostWithAndWithoutCommitments(t *testing.T) {
 	if c.IgnoringCoveredPerHour != 0 || !near(c.IgnoringListPerHour, plain.New.PerHour) || c.IgnoringAddedPerHour <= c.AddedPerHour {
 		t.Errorf("ignoring: %+v, want the spot plan (%.4f/h) with nothing covered", c, plain.New.PerHour)
 	}
+}
+
+// catalogPrice is the embedded catalog's price of an offering.
+func catalogPrice(t *testing.T, it, zone, ct string) float64 {
+	t.Helper()
+	specs, err := catalog.Specs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range catalog.FromSpecs(specs, catalog.Options{Region: "us-east-1", Zones: []string{zone}}).Types() {
+		if typ.Name != it {
+			continue
+		}
+		if o, ok := typ.Offerings.Get(zone, ct); ok {
+			return o.Price
+		}
+	}
+	t.Fatalf("the catalog has no %s %s in %s", ct, it, zone)
+	return 0
 }

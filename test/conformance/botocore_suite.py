@@ -336,7 +336,7 @@ def ec2_suite(ec2, ec2_loose, ssm):
     call("ec2 DeleteLaunchTemplate", lambda: ec2.delete_launch_template(LaunchTemplateId=lt_id), lambda r: r["LaunchTemplate"]["LaunchTemplateId"] == lt_id)
 
 
-ODCR = "cr-0c0ffee0000000001"   # m6i.large, us-east-1a, 2 instances, targeted, tag team=ml
+ODCR = "cr-0c0ffee0000000001"   # m6i.large, us-east-1a, 2 instances, targeted, interruptible, tag team=ml
 BLOCK = "cr-0c0ffee0000000002"  # c5.large, us-east-1b, 1 instance, a Capacity Block
 
 
@@ -354,10 +354,11 @@ def reservation_suite(ec2, ec2_loose, ami, sg):
          lambda c: c["InstanceType"] == "m6i.large" and c["AvailabilityZone"] == "us-east-1a" and c["TotalInstanceCount"] == 2
          and c["AvailableInstanceCount"] == 2 and c["State"] == "active" and c["InstanceMatchCriteria"] == "targeted"
          and c["ReservationType"] == "default" and c["EndDateType"] == "unlimited" and "EndDate" not in c and tags_of(c) == {"team": "ml"}
-         and c["CapacityReservationArn"].endswith(":capacity-reservation/" + ODCR) and c["AvailabilityZoneId"].startswith("use1-az"))
+         and c["CapacityReservationArn"].endswith(":capacity-reservation/" + ODCR) and c["AvailabilityZoneId"].startswith("use1-az")
+         and c["Interruptible"] is True)
     call("ec2 DescribeCapacityReservations a Capacity Block", lambda: cr[BLOCK],
          lambda c: c["ReservationType"] == "capacity-block" and c["EndDateType"] == "limited" and c["EndDate"].year == 2099
-         and c["InstanceMatchCriteria"] == "targeted")
+         and c["InstanceMatchCriteria"] == "targeted" and c["Interruptible"] is False)
     for name, filters, want in [
         ("tag:team", [f("tag:team", "ml")], [ODCR]),
         ("instance-type", [f("instance-type", "c5.large")], [BLOCK]),

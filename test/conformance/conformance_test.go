@@ -112,7 +112,7 @@ func startFakeAWS(t *testing.T, bin string) string {
 	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--boot-delay", "0s", "--shutdown-delay", "0s",
 		"--cluster-name", "conformance", "--roles", "conformance-nodes",
 		// The reservations botocore_suite.py's reservation checks launch into.
-		"--capacity-reservation", "type=m6i.large,zone=us-east-1a,count=2,id=cr-0c0ffee0000000001,match=targeted,tag.team=ml",
+		"--capacity-reservation", "type=m6i.large,zone=us-east-1a,count=2,id=cr-0c0ffee0000000001,match=targeted,interruptible=true,tag.team=ml",
 		"--capacity-reservation", "type=c5.large,zone=us-east-1b,count=1,id=cr-0c0ffee0000000002,kind=capacity-block,end=2099-01-01T00:00:00Z")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -339,6 +339,12 @@ type CapacityReservation struct {
 	// EndTime is when the reservation ends; none for an open-ended ODCR.
 	// +optional
 	EndTime *metav1.Time `json:"endTime,omitempty"`
+	// Interruptible is true for an interruptible reservation: its owner
+	// may reclaim the capacity, EC2 warning the instances in it two minutes
+	// before it terminates them (the interruption queue's capacity
+	// reservation warning).
+	// +optional
+	Interruptible bool `json:"interruptible,omitempty"`
 }
 
 // SecurityGroup is a resolved security group.

@@ -30,6 +30,9 @@ const (
 	// whose capacity type is reserved.
 	LabelCapacityReservationID   = Group + "/capacity-reservation-id"
 	LabelCapacityReservationType = Group + "/capacity-reservation-type"
+	// LabelCapacityReservationInterruptible is "true" on a node in an
+	// interruptible reservation, "false" in any other (reserved nodes only).
+	LabelCapacityReservationInterruptible = Group + "/capacity-reservation-interruptible"
 
 	// TagDiscovery is the conventional tag that marks subnets and security groups for a cluster.
 	TagDiscovery = "nodesmith.sh/discovery"

@@ -128,6 +128,16 @@ func (f *CloudProvider) AddInstance(claimName string, launched time.Time) string
 	return id
 }
 
+// SetInstance changes an instance as the cloud would read it from now on
+// (its capacity type once its reservation ended, say).
+func (f *CloudProvider) SetInstance(providerID string, mutate func(*nsv1.NodeClaim)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.instances[providerID]; ok {
+		mutate(c)
+	}
+}
+
 // AddUnclaimedInstance injects an instance a shared launch started for the
 // given claims that none of them has taken yet (its answer was lost): List
 // shows it with no name and the claims' launch keys

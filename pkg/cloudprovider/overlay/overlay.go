@@ -27,9 +27,21 @@ type Provider struct {
 
 var _ cloudprovider.CloudProvider = &Provider{}
 
-// Wrap returns cloud with NodeOverlays, read from kube, applied.
+// Adjustable is a provider that launches from its own instance types and
+// can be told to apply the overlays to them too (the AWS provider), so a
+// launch orders its options and prices its claim as the solver did.
+type Adjustable interface {
+	AdjustInstanceTypes(func(context.Context, []*catalog.InstanceType) ([]*catalog.InstanceType, error))
+}
+
+// Wrap returns cloud with NodeOverlays, read from kube, applied; an
+// Adjustable cloud applies them to its launches too.
 func Wrap(cloud cloudprovider.CloudProvider, kube client.Reader) *Provider {
-	return &Provider{CloudProvider: cloud, kube: kube}
+	p := &Provider{CloudProvider: cloud, kube: kube}
+	if a, ok := cloud.(Adjustable); ok {
+		a.AdjustInstanceTypes(p.apply)
+	}
+	return p
 }
 
 // GetInstanceTypes is the wrapped provider's types with the overlays that
@@ -40,6 +52,11 @@ func (p *Provider) GetInstanceTypes(ctx context.Context, pool *nsv1.NodePool) ([
 	if err != nil {
 		return nil, err
 	}
+	return p.apply(ctx, its)
+}
+
+// apply is its with the cluster's overlays applied (catalog.ApplyOverlays).
+func (p *Provider) apply(ctx context.Context, its []*catalog.InstanceType) ([]*catalog.InstanceType, error) {
 	var list v1alpha1.NodeOverlayList
 	if err := p.kube.List(ctx, &list); err != nil {
 		return nil, fmt.Errorf("listing node overlays: %w", err)

@@ -214,7 +214,9 @@ const (
 	ReasonGracePeriodElapsed   = "GracePeriodElapsed"
 	ReasonTerminated           = "Terminated"
 	ReasonInstanceGone         = "InstanceGone"
-	ReasonOrphanTerminated     = "OrphanTerminated"
-	ReasonEmpty                = "Empty"
-	ReasonLimitReached         = "LimitReached"
+	// ReasonReservationEnded: the claim's ODCR ended; it is on-demand now.
+	ReasonReservationEnded = "ReservationEnded"
+	ReasonOrphanTerminated = "OrphanTerminated"
+	ReasonEmpty            = "Empty"
+	ReasonLimitReached     = "LimitReached"
 )

@@ -7,13 +7,16 @@ import (
 // Reasons of the interruption handler's Events.
 const (
 	// On the NodeClaim and Node a notice is about.
-	ReasonSpotInterruption        = "SpotInterruption"
-	ReasonCapacityBlockExpiring   = "CapacityBlockExpiring"
-	ReasonRebalanceRecommendation = "RebalanceRecommendation"
-	ReasonScheduledChange         = "ScheduledChange"
-	ReasonInstanceStopping        = "InstanceStopping"
-	ReasonInstanceStopped         = "InstanceStopped"
-	ReasonInstanceTerminated      = "InstanceTerminated"
+	ReasonSpotInterruption      = "SpotInterruption"
+	ReasonCapacityBlockExpiring = "CapacityBlockExpiring"
+	// ReasonCapacityReservationInterruption: an interruptible capacity
+	// reservation's owner reclaims the instance.
+	ReasonCapacityReservationInterruption = "CapacityReservationInterruption"
+	ReasonRebalanceRecommendation         = "RebalanceRecommendation"
+	ReasonScheduledChange                 = "ScheduledChange"
+	ReasonInstanceStopping                = "InstanceStopping"
+	ReasonInstanceStopped                 = "InstanceStopped"
+	ReasonInstanceTerminated              = "InstanceTerminated"
 	// The disruption executor's, on a marked NodeClaim (its command's
 	// Disrupting and DisruptionReplacement Events come too):
 	// ReasonReplacementPlanned: every pod of the marked node has a place

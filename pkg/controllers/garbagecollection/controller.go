@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
+	"github.com/nodesmith/nodesmith/pkg/controllers/statuspatch"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
@@ -93,7 +97,12 @@ func (c *Controller) Collect(ctx context.Context) error {
 	live := map[string]bool{}
 	for _, in := range instances {
 		live[in.Status.ProviderID] = true
-		if byID[in.Status.ProviderID] != nil {
+		if cl := byID[in.Status.ProviderID]; cl != nil {
+			if lifecycle.ReservationEnded(cl, in) {
+				if err := c.endReservation(ctx, cl, in); err != nil {
+					errs = append(errs, err)
+				}
+			}
 			continue
 		}
 		// A claim of that name with no providerID yet is mid-launch (or its
@@ -141,6 +150,44 @@ func (c *Controller) Collect(ctx context.Context) error {
 		c.metrics.NodeClaimsTerminated.WithLabelValues(cl.Labels[nsv1.LabelNodePool], "instance_gone").Inc()
 	}
 	return errors.Join(errs...)
+}
+
+// endReservation relabels a claim whose ODCR ended (lifecycle.
+// ReservationEnded) and its Node as on-demand, and gives the claim the
+// instance's on-demand price, which it is billed from now on. A conflict is
+// left to the next pass.
+func (c *Controller) endReservation(ctx context.Context, cl, instance *nsv1.NodeClaim) error {
+	reservation := cl.Labels[awsv1.LabelCapacityReservationID]
+	base := cl.DeepCopy()
+	if lifecycle.OnDemandLabels(cl.Labels) {
+		if err := c.kube.Patch(ctx, cl, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return client.IgnoreNotFound(fmt.Errorf("relabelling nodeclaim %s as on-demand: %w", cl.Name, err))
+		}
+	}
+	base = cl.DeepCopy()
+	cl.Status.CapacityType = nsv1.CapacityTypeOnDemand
+	if instance.Status.Price != "" {
+		cl.Status.Price = instance.Status.Price
+	}
+	if err := statuspatch.Patch(ctx, c.kube, base, cl); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("writing nodeclaim %s's on-demand status: %w", cl.Name, err))
+	}
+	if cl.Status.NodeName != "" {
+		node := &corev1.Node{}
+		if err := c.kube.Get(ctx, types.NamespacedName{Name: cl.Status.NodeName}, node); err != nil {
+			return client.IgnoreNotFound(fmt.Errorf("getting node %s: %w", cl.Status.NodeName, err))
+		}
+		nbase := node.DeepCopy()
+		if lifecycle.OnDemandLabels(node.Labels) {
+			if err := c.kube.Patch(ctx, node, client.MergeFromWithOptions(nbase, client.MergeFromWithOptimisticLock{})); err != nil {
+				return client.IgnoreNotFound(fmt.Errorf("relabelling node %s as on-demand: %w", node.Name, err))
+			}
+		}
+	}
+	c.recorder.Publish(events.Normal(cl, events.ReasonReservationEnded, "Relabel",
+		fmt.Sprintf("capacity reservation %s ended; instance %s runs on as on-demand, relabelled and priced so", reservation, cl.Status.ProviderID)))
+	log.FromContext(ctx).Info("capacity reservation ended; node relabelled on-demand", "nodeclaim", cl.Name, "reservation", reservation)
+	return nil
 }
 
 // waitsFor reports whether instance was started by a shared launch for one

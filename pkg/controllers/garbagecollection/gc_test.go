@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider/fake"
@@ -207,5 +211,91 @@ func TestCollectActsOnlyOnAnswers(t *testing.T) {
 				t.Errorf("claim deleted = %v, want %v", got, tt.wantVanishedDeleted)
 			}
 		})
+	}
+}
+
+// When an ODCR ends its instances run on as on-demand: the pass that reads
+// an instance no longer in its reservation relabels its claim and Node as
+// on-demand, drops the reservation's labels and gives the claim the
+// on-demand price; a claim still in its reservation, and a Capacity Block's
+// (EC2 terminates those), are left alone.
+func TestEndedReservationIsRelabelledOnDemand(t *testing.T) {
+	ctx := context.Background()
+	cloud := fake.New(fake.InstanceType("m5.large", 2, 8, 0.096, "zone-a"))
+	clk := clocktesting.NewFakeClock(time.Now().Add(time.Hour))
+	rec, recorded := controllertest.Recorder(clk)
+	gc := New(h.Client, cloud, clk, rec, controllertest.Metrics(), Options{Grace: 30 * time.Second})
+	reserved := func(name, rtype, instanceCT string) (*nsv1.NodeClaim, *corev1.Node) {
+		t.Helper()
+		labels := map[string]string{nsv1.LabelCapacityType: nsv1.CapacityTypeReserved, awsv1.LabelCapacityReservationID: "cr-" + name,
+			awsv1.LabelCapacityReservationType: rtype, awsv1.LabelCapacityReservationInterruptible: "false"}
+		c := controllertest.NodeClaim(uniq(name), "pool-a")
+		maps.Copy(c.Labels, labels)
+		mustCreate(t, c)
+		pid := cloud.AddInstance(c.Name, clk.Now().Add(-time.Hour))
+		cloud.SetInstance(pid, func(in *nsv1.NodeClaim) {
+			in.Status.CapacityType = instanceCT
+			in.Status.Price = nsv1.FormatPrice(0.096)
+			if instanceCT == nsv1.CapacityTypeReserved {
+				in.Status.Price = nsv1.FormatPrice(0)
+			}
+		})
+		n := controllertest.Node(uniq(name+"-node"), pid, "2")
+		maps.Copy(n.Labels, labels)
+		if err := h.Direct.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		h.Cached(t, n)
+		c.Status.ProviderID, c.Status.NodeName, c.Status.CapacityType, c.Status.Price = pid, n.Name, nsv1.CapacityTypeReserved, nsv1.FormatPrice(0)
+		lifecycle.SetCondition(&c.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, true, "", ""), c.Generation, metav1.Now())
+		if err := h.Direct.Status().Update(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		h.Cached(t, c)
+		return c, n
+	}
+	ended, endedNode := reserved("ended", awsv1.CapacityReservationTypeDefault, nsv1.CapacityTypeOnDemand)
+	still, stillNode := reserved("still", awsv1.CapacityReservationTypeDefault, nsv1.CapacityTypeReserved)
+	block, blockNode := reserved("block", awsv1.CapacityReservationTypeCapacityBlock, nsv1.CapacityTypeOnDemand)
+	if err := gc.Collect(ctx); err != nil {
+		t.Fatalf("Collect: %v", err)
+	}
+	read := func(c *nsv1.NodeClaim, n *corev1.Node) (*nsv1.NodeClaim, *corev1.Node) {
+		t.Helper()
+		gc, gn := &nsv1.NodeClaim{}, &corev1.Node{}
+		if err := h.Direct.Get(ctx, client.ObjectKeyFromObject(c), gc); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Direct.Get(ctx, client.ObjectKeyFromObject(n), gn); err != nil {
+			t.Fatal(err)
+		}
+		return gc, gn
+	}
+	c, n := read(ended, endedNode)
+	for what, labels := range map[string]map[string]string{"claim": c.Labels, "node": n.Labels} {
+		if labels[nsv1.LabelCapacityType] != nsv1.CapacityTypeOnDemand || labels[awsv1.LabelCapacityReservationID] != "" ||
+			labels[awsv1.LabelCapacityReservationType] != "" || labels[awsv1.LabelCapacityReservationInterruptible] != "" {
+			t.Errorf("ended reservation's %s labels: %v", what, labels)
+		}
+	}
+	if c.Status.CapacityType != nsv1.CapacityTypeOnDemand || c.Status.Price != nsv1.FormatPrice(0.096) ||
+		!meta.IsStatusConditionTrue(c.Status.Conditions, nsv1.ConditionLaunched) {
+		t.Errorf("ended reservation's claim status: capacity type %q, price %q, conditions %v", c.Status.CapacityType, c.Status.Price, c.Status.Conditions)
+	}
+	for _, kept := range [][2]client.Object{{still, stillNode}, {block, blockNode}} {
+		c, n := read(kept[0].(*nsv1.NodeClaim), kept[1].(*corev1.Node))
+		if c.Labels[nsv1.LabelCapacityType] != nsv1.CapacityTypeReserved || n.Labels[awsv1.LabelCapacityReservationID] == "" ||
+			c.Status.CapacityType != nsv1.CapacityTypeReserved || c.Status.Price != nsv1.FormatPrice(0) {
+			t.Errorf("%s relabelled: labels %v, node labels %v, status %q %q", c.Name, c.Labels, n.Labels, c.Status.CapacityType, c.Status.Price)
+		}
+	}
+	found := false
+	for len(recorded.Events) > 0 {
+		if ev := <-recorded.Events; strings.Contains(ev, "ReservationEnded") && strings.Contains(ev, "cr-ended") {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no ReservationEnded event on the relabelled claim")
 	}
 }

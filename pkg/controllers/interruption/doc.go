@@ -1,7 +1,8 @@
 // Package interruption is the interruption handler: it reads the SQS queue
-// that EventBridge fills with EC2 spot interruption warnings, rebalance
-// recommendations, instance state changes and AWS Health scheduled changes,
-// and turns each notice into a mark on the node's NodeClaim that the one
+// that EventBridge fills with EC2 spot interruption warnings, interruptible
+// capacity reservation interruption warnings, rebalance recommendations,
+// instance state changes and AWS Health scheduled changes, and turns each
+// notice into a mark on the node's NodeClaim that the one
 // disruption executor carries out as a calm move of its pods.
 //
 //   - queue.go, controller.go: Queue, an operator.Singleton. One step long

@@ -55,9 +55,19 @@ type lab struct {
 	claim     *nsv1.NodeClaim
 	node      *corev1.Node
 	pods      []*corev1.Pod
+	// reservation is the interruptible capacity reservation the instance
+	// runs in (newLabIn), "" for a spot instance.
+	reservation string
 }
 
 func newLab(t *testing.T, mode interruptionpolicy.RebalanceMode, seed int64, budget string) *lab {
+	return newLabIn(t, mode, seed, budget, false)
+}
+
+// newLabIn is newLab; with interruptible set the instance is an on-demand
+// one in an interruptible capacity reservation of one instance
+// (lab.reservation), its claim reserved, instead of a spot instance.
+func newLabIn(t *testing.T, mode interruptionpolicy.RebalanceMode, seed int64, budget string, interruptible bool) *lab {
 	ctx := context.Background()
 	h := interruption.SharedHarness()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
@@ -68,7 +78,16 @@ func newLab(t *testing.T, mode interruptionpolicy.RebalanceMode, seed int64, bud
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKIDFAKE", "secret", "")}
 	sqsClient := sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(url) })
 	ec2Client := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = aws.String(url) })
-	instance := launch(t, ec2Client, world, clk)
+	reservation := ""
+	if interruptible {
+		var err error
+		reservation, err = world.AddCapacityReservation(fakeaws.CapacityReservation{InstanceType: "m5.large", Zone: world.Options().Zones[0],
+			Total: 1, MatchCriteria: fakeaws.MatchTargeted, Interruptible: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	instance := launch(t, ec2Client, world, clk, reservation)
 
 	id := fmt.Sprintf("e2e-%d-%d", time.Now().UnixNano()%100000, seed)
 	cloud := fake.New(fake.InstanceType("m5.large", 2, 8, 0.096, instance.Zone))
@@ -85,7 +104,7 @@ func newLab(t *testing.T, mode interruptionpolicy.RebalanceMode, seed int64, bud
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &lab{t: t, ctx: ctx, h: h, clk: clk, world: world, instance: instance, metrics: m}
+	l := &lab{t: t, ctx: ctx, h: h, clk: clk, world: world, instance: instance, metrics: m, reservation: reservation}
 	for _, s := range set.Singletons {
 		switch s := s.(type) {
 		case *interruption.Queue:
@@ -120,8 +139,12 @@ func newLab(t *testing.T, mode interruptionpolicy.RebalanceMode, seed int64, bud
 	claim := controllertest.NodeClaim("claim-"+id, pool.Name)
 	claim.Finalizers = []string{nsv1.TerminationFinalizer} // the drain is seen as a deletion timestamp
 	mustCreate(t, h.Direct, claim)
+	capacityType := nsv1.CapacityTypeSpot
+	if interruptible {
+		capacityType = nsv1.CapacityTypeReserved
+	}
 	claim.Status = nsv1.NodeClaimStatus{ProviderID: pid, NodeName: node.Name, InstanceType: instance.Type, Zone: instance.Zone,
-		CapacityType: "spot", Allocatable: node.Status.Allocatable, Capacity: node.Status.Capacity}
+		CapacityType: capacityType, Allocatable: node.Status.Allocatable, Capacity: node.Status.Capacity}
 	initialized(claim, clk.Now())
 	if err := h.Direct.Status().Update(ctx, claim); err != nil {
 		t.Fatal(err)
@@ -268,6 +291,44 @@ func TestDeadlineForcesTheDrain(t *testing.T) {
 	}
 }
 
+// TestReservationWarningReplacesThenDrains: an interruptible capacity
+// reservation's owner reclaims the node's instance; EC2's warning marks the
+// claim, and the one disruption executor launches the replacement and
+// drains the node at the warning's termination time minus the longest
+// grace period (30 s), as for a spot warning.
+func TestReservationWarningReplacesThenDrains(t *testing.T) {
+	l := newLabIn(t, interruptionpolicy.RebalancePrespin, 4545, "", true)
+	if got, _ := l.world.Instance(l.instance.ID); got.CapacityReservationID != l.reservation {
+		t.Fatalf("the lab's instance is in %q, want the reservation %s", got.CapacityReservationID, l.reservation)
+	}
+	warned := l.clk.Now()
+	if ids, err := l.world.ReclaimInterruptible(l.reservation, 1); err != nil || len(ids) != 1 || ids[0] != l.instance.ID {
+		t.Fatalf("ReclaimInterruptible = %v, %v", ids, err)
+	}
+	l.notice(nsv1.DisruptingReasonCapacityReservationInterruption)
+	if got, want := get(t, l.h.Direct, l.claim).Annotations[nsv1.AnnotationDisruptionDeadline], warned.Add(2*time.Minute).UTC().Format(time.RFC3339); got != want {
+		t.Fatalf("deadline %q, want the warning's termination time %q", got, want)
+	}
+	l.step()
+	repl := l.replacement()
+	if repl.Labels[nsv1.LabelNodePool] != l.claim.Labels[nsv1.LabelNodePool] {
+		t.Fatalf("replacement %s is in pool %s", repl.Name, repl.Labels[nsv1.LabelNodePool])
+	}
+	l.clk.Step(89 * time.Second)
+	l.step()
+	if l.deleting() {
+		t.Fatal("drained before the termination time minus the grace period")
+	}
+	l.clk.Step(time.Second)
+	l.step()
+	if !l.deleting() {
+		t.Fatal("not drained at the termination time minus grace")
+	}
+	if got := testutil.ToFloat64(l.metrics.Interruption.Actions.WithLabelValues("capacity_reservation_interruption", "mark")); got != 1 {
+		t.Errorf("nodesmith interruption actions{capacity_reservation_interruption, mark} = %v, want 1", got)
+	}
+}
+
 // TestPrespinHoldsUntilTheWarning: a rebalance recommendation in prespin
 // mode launches one replacement and keeps the node however long no notice
 // comes, without using up the pool's budget (0 here); the interruption
@@ -346,7 +407,9 @@ func TestRebalanceDrain(t *testing.T) {
 	}
 }
 
-func launch(t *testing.T, c *ec2.Client, world *fakeaws.World, clk *clocktesting.FakeClock) fakeaws.Instance {
+// launch starts an m5.large: spot, or, with reservation set, on-demand in
+// that capacity reservation (in the world's first zone).
+func launch(t *testing.T, c *ec2.Client, world *fakeaws.World, clk *clocktesting.FakeClock, reservation string) fakeaws.Instance {
 	t.Helper()
 	ctx := context.Background()
 	imgs, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
@@ -354,12 +417,19 @@ func launch(t *testing.T, c *ec2.Client, world *fakeaws.World, clk *clocktesting
 	if err != nil || len(imgs.Images) != 1 {
 		t.Fatalf("DescribeImages: %v", err)
 	}
-	lt, err := c.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("e2e"),
-		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: imgs.Images[0].ImageId}})
+	data := &ec2types.RequestLaunchTemplateData{ImageId: imgs.Images[0].ImageId}
+	capacityType := ec2types.DefaultTargetCapacityTypeSpot
+	if reservation != "" {
+		data.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationTarget: &ec2types.CapacityReservationTarget{CapacityReservationId: aws.String(reservation)}}
+		capacityType = ec2types.DefaultTargetCapacityTypeOnDemand
+	}
+	lt, err := c.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("e2e"), LaunchTemplateData: data})
 	if err != nil {
 		t.Fatal(err)
 	}
-	subnets, err := c.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
+	subnets, err := c.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("availability-zone"), Values: []string{world.Options().Zones[0]}}}})
 	if err != nil || len(subnets.Subnets) == 0 {
 		t.Fatalf("DescribeSubnets: %v", err)
 	}
@@ -369,11 +439,11 @@ func launch(t *testing.T, c *ec2.Client, world *fakeaws.World, clk *clocktesting
 			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateId: lt.LaunchTemplate.LaunchTemplateId, Version: aws.String("$Latest")},
 			Overrides:                   []ec2types.FleetLaunchTemplateOverridesRequest{{InstanceType: "m5.large", SubnetId: subnets.Subnets[0].SubnetId}},
 		}},
-		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: aws.Int32(1), DefaultTargetCapacityType: "spot"},
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: aws.Int32(1), DefaultTargetCapacityType: capacityType},
 		SpotOptions:                 &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized},
 	})
 	if err != nil || len(out.Instances) != 1 {
-		t.Fatalf("CreateFleet: %v", err)
+		t.Fatalf("CreateFleet: %v %+v", err, out)
 	}
 	clk.Step(time.Minute)
 	world.Tick()

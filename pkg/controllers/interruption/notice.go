@@ -113,6 +113,13 @@ func (q *Queue) mark(ctx context.Context, claim *nsv1.NodeClaim, node *corev1.No
 			q.History.Record(claim.Status.InstanceType, claim.Status.Zone)
 		}
 	}
+	if n.Kind == messages.KindCapacityReservationInterruption && cur.Reason != nsv1.DisruptingReasonCapacityReservationInterruption &&
+		claim.Status.InstanceType != "" && q.Unavailable != nil {
+		// The reservation's owner is taking capacity back: its free count,
+		// as the class last read it, is no longer to be trusted for the
+		// replacement.
+		q.Unavailable.MarkUnavailable(claim.Status.InstanceType, claim.Status.Zone, nsv1.CapacityTypeReserved, "capacity reservation interruption")
+	}
 	publish(q.Recorder, claim, node, notice(noticeReason(n), describe(n, received)+"; its replacement capacity is planned and launched by the disruption executor"))
 	q.wake("interruption/" + claim.Name)
 	return nil
@@ -333,6 +340,8 @@ func noticeReason(n messages.Message) string {
 	switch n.Kind {
 	case messages.KindSpotInterruption:
 		return events.ReasonSpotInterruption
+	case messages.KindCapacityReservationInterruption:
+		return events.ReasonCapacityReservationInterruption
 	case messages.KindRebalance:
 		return events.ReasonRebalanceRecommendation
 	case messages.KindScheduledChange:
@@ -350,6 +359,8 @@ func describe(n messages.Message, received time.Time) string {
 	switch n.Kind {
 	case messages.KindSpotInterruption:
 		return fmt.Sprintf("spot interruption warning (%s) received %s", n.Action, received.UTC().Format(time.RFC3339))
+	case messages.KindCapacityReservationInterruption:
+		return "interruptible capacity reservation interruption warning received " + received.UTC().Format(time.RFC3339)
 	case messages.KindRebalance:
 		return "rebalance recommendation received " + received.UTC().Format(time.RFC3339)
 	case messages.KindScheduledChange:

@@ -139,7 +139,8 @@ func TestInfrastructure(t *testing.T) {
 	}
 	events := ctx.Variables["local"].GetAttr("interruption_events")
 	want := map[string]string{
-		"EC2 Spot Instance Interruption Warning": "aws.ec2", "EC2 Instance Rebalance Recommendation": "aws.ec2",
+		"EC2 Spot Instance Interruption Warning": "aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning": "aws.ec2",
+		"EC2 Instance Rebalance Recommendation":  "aws.ec2",
 		"EC2 Instance State-change Notification": "aws.ec2", "AWS Health Event": "aws.health",
 	}
 	got := map[string]string{}

@@ -1,5 +1,6 @@
 // Package messages turns the bodies of SQS messages that EventBridge (or an
 // SNS topic in between) delivers into typed interruption events: an EC2 spot
+// interruption warning, an interruptible capacity reservation's instance
 // interruption warning, a rebalance recommendation, an instance state change
 // (stopping, stopped, shutting-down, terminated) or an AWS Health scheduled
 // change for EC2, each with the instance ids it names and the time the

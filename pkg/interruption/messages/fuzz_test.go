@@ -12,7 +12,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{spotWarning, spotStop, spotHib, spotNoTime, spotByARN, spotNoID, spotBadID, spotNull, spotArray,
 		rebalanceRec, strings.Replace(stateTmpl, "STATE", "stopping", 1), strings.Replace(stateTmpl, "STATE", "terminated", 1),
 		healthRetire, healthOldShape, healthNoStart, healthIssue, healthEBS, healthNoInst, healthAbuse,
-		capacityReservation, asgLifecycle, sqsTestEvent, snsWrap(spotWarning), snsWrap(healthRetire), "", "{}", "null", `"x"`} {
+		reservationWarning, reservationNoEnd, reservationNoID, asgLifecycle, sqsTestEvent, snsWrap(spotWarning), snsWrap(healthRetire), "", "{}", "null", `"x"`} {
 		f.Add(s)
 	}
 	known := map[Kind]bool{}

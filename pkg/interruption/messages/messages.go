@@ -12,6 +12,11 @@ const (
 	// KindSpotInterruption: EC2 reclaims a spot instance about two minutes
 	// after the warning ("EC2 Spot Instance Interruption Warning").
 	KindSpotInterruption Kind = "spot_interruption"
+	// KindCapacityReservationInterruption: the owner of an interruptible
+	// capacity reservation reclaims capacity, and EC2 terminates the
+	// instance at the warning's instance-termination-time, two minutes on
+	// ("EC2 Capacity Reservation Instance Interruption Warning").
+	KindCapacityReservationInterruption Kind = "capacity_reservation_interruption"
 	// KindRebalance: a spot instance is at elevated risk of interruption
 	// ("EC2 Instance Rebalance Recommendation"); it may never come.
 	KindRebalance Kind = "rebalance_recommendation"
@@ -29,7 +34,7 @@ const (
 )
 
 // Kinds lists every kind, for metrics that want all label values present.
-var Kinds = []Kind{KindSpotInterruption, KindRebalance, KindScheduledChange,
+var Kinds = []Kind{KindSpotInterruption, KindCapacityReservationInterruption, KindRebalance, KindScheduledChange,
 	KindInstanceStopping, KindInstanceStopped, KindInstanceTerminated, KindIgnored}
 
 // IgnoreReason says why a message was ignored. The values are metric label values.
@@ -86,7 +91,9 @@ type Message struct {
 	EventTypeCode string
 	// Deadline is when the instance is expected to go away: the spot
 	// warning's time plus SpotNotice (the warning's time itself for
-	// hibernate), a scheduled change's start time, a state change's time.
+	// hibernate), a capacity reservation warning's instance-termination-time
+	// (else its time plus SpotNotice), a scheduled change's start time, a
+	// state change's time.
 	// Zero when unknown (a rebalance recommendation has none; use DeadlineOr
 	// for events whose time was missing).
 	Deadline time.Time
@@ -103,7 +110,7 @@ func (m Message) DeadlineOr(received time.Time) time.Time {
 		return m.Deadline
 	}
 	switch m.Kind {
-	case KindSpotInterruption:
+	case KindSpotInterruption, KindCapacityReservationInterruption:
 		return spotDeadline(received, m.Action)
 	case KindInstanceStopping, KindInstanceStopped, KindInstanceTerminated:
 		return received

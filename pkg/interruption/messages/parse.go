@@ -13,9 +13,13 @@ const (
 	SourceHealth = "aws.health"
 
 	DetailSpotInterruption = "EC2 Spot Instance Interruption Warning"
-	DetailRebalance        = "EC2 Instance Rebalance Recommendation"
-	DetailStateChange      = "EC2 Instance State-change Notification"
-	DetailHealth           = "AWS Health Event"
+	// DetailCapacityReservationInterruption is an interruptible capacity
+	// reservation's warning to the account running instances in it (EC2
+	// user guide, "Monitor interruptible Capacity Reservations").
+	DetailCapacityReservationInterruption = "EC2 Capacity Reservation Instance Interruption Warning"
+	DetailRebalance                       = "EC2 Instance Rebalance Recommendation"
+	DetailStateChange                     = "EC2 Instance State-change Notification"
+	DetailHealth                          = "AWS Health Event"
 )
 
 // envelope is the part of an EventBridge event every type shares.
@@ -67,6 +71,8 @@ func parse(body string, unwrapSNS bool) Message {
 	switch {
 	case env.Source == SourceEC2 && env.DetailType == DetailSpotInterruption:
 		return spotInterruption(m, env)
+	case env.Source == SourceEC2 && env.DetailType == DetailCapacityReservationInterruption:
+		return reservationInterruption(m, env)
 	case env.Source == SourceEC2 && env.DetailType == DetailRebalance:
 		return rebalance(m, env)
 	case env.Source == SourceEC2 && env.DetailType == DetailStateChange:
@@ -82,6 +88,9 @@ type ec2Detail struct {
 	InstanceID     string `json:"instance-id"`
 	InstanceAction string `json:"instance-action"`
 	State          string `json:"state"`
+	// TerminationTime is a capacity reservation warning's
+	// instance-termination-time.
+	TerminationTime string `json:"instance-termination-time"`
 }
 
 func readEC2Detail(env envelope) (ec2Detail, error) {
@@ -128,6 +137,31 @@ func spotInterruption(m Message, env envelope) Message {
 		m.Action = ActionTerminate
 	}
 	if !m.Time.IsZero() {
+		m.Deadline = spotDeadline(m.Time, m.Action)
+	}
+	return m
+}
+
+// reservationInterruption reads an interruptible capacity reservation's
+// warning: the instance, its action (terminate is the only one EC2 sends
+// today) and when it is terminated — instance-termination-time, else the
+// event's time plus SpotNotice, as the warning comes two minutes before.
+func reservationInterruption(m Message, env envelope) Message {
+	d, err := readEC2Detail(env)
+	if err != nil {
+		return ignored(m, IgnoredMalformed, "capacity reservation interruption warning: "+err.Error())
+	}
+	id, ok := instanceOf(d, env)
+	if !ok {
+		return ignored(m, IgnoredMalformed, fmt.Sprintf("capacity reservation interruption warning without a valid instance-id (%q)", clip(d.InstanceID)))
+	}
+	m.Kind, m.InstanceIDs, m.Action = KindCapacityReservationInterruption, []string{id}, ActionTerminate
+	if a := strings.ToLower(d.InstanceAction); a == ActionStop || a == ActionHibernate {
+		m.Action = a
+	}
+	if t, err := time.Parse(time.RFC3339, d.TerminationTime); err == nil {
+		m.Deadline = t.UTC()
+	} else if !m.Time.IsZero() {
 		m.Deadline = spotDeadline(m.Time, m.Action)
 	}
 	return m

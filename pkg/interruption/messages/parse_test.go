@@ -32,9 +32,13 @@ const (
 	healthNoInst   = `{"version":"0","id":"7fb65329-6","detail-type":"AWS Health Event","source":"aws.health","account":"123456789012","time":"2026-03-01T06:27:57Z","region":"us-east-1","resources":[],"detail":{"service":"EC2","eventTypeCode":"AWS_EC2_DEDICATED_HOST_NETWORK_MAINTENANCE_SCHEDULED","eventTypeCategory":"scheduledChange","affectedEntities":[{"entityValue":"h-0123456789abcdef0"}]}}`
 	healthAbuse    = `{"version":"0","id":"7fb65329-7","detail-type":"AWS Health Abuse Event","source":"aws.health","account":"123456789012","time":"2026-03-01T06:27:57Z","region":"us-east-1","resources":[],"detail":{"service":"ABUSE"}}`
 
-	capacityReservation = `{"version":"0","id":"b1","detail-type":"EC2 Capacity Reservation Instance Interruption Warning","source":"aws.ec2","account":"123456789012","time":"2026-03-01T10:00:00Z","region":"us-east-1","resources":[],"detail":{"instance-id":"i-0b662ef9931388ba0"}}`
-	asgLifecycle        = `{"version":"0","id":"b2","detail-type":"EC2 Instance-terminate Lifecycle Action","source":"aws.autoscaling","account":"123456789012","time":"2026-03-01T10:00:00Z","region":"us-east-1","resources":[],"detail":{"EC2InstanceId":"i-0b662ef9931388ba0"}}`
-	sqsTestEvent        = `{"Service":"Amazon S3","Event":"s3:TestEvent","Time":"2026-03-01T10:00:00.000Z","Bucket":"b","RequestId":"r","HostId":"h"}`
+	// The EC2 user guide's "Instance interruption warning" of an
+	// interruptible capacity reservation (ids and times changed).
+	reservationWarning = `{"version":"0","id":"b1","detail-type":"EC2 Capacity Reservation Instance Interruption Warning","source":"aws.ec2","account":"123456789012","time":"2026-03-01T10:00:00Z","region":"us-east-1","resources":["arn:aws:ec2:us-east-1:123456789012:instance/i-0b662ef9931388ba0"],"detail":{"instance-id":"i-0b662ef9931388ba0","instance-action":"terminate","instance-termination-time":"2026-03-01T10:02:30Z","azId":"use1-az1"}}`
+	reservationNoEnd   = `{"version":"0","id":"b3","detail-type":"EC2 Capacity Reservation Instance Interruption Warning","source":"aws.ec2","account":"123456789012","time":"2026-03-01T10:00:00Z","region":"us-east-1","resources":["arn:aws:ec2:us-east-1:123456789012:instance/i-0b662ef9931388ba0"],"detail":{"azId":"use1-az1"}}`
+	reservationNoID    = `{"version":"0","id":"b4","detail-type":"EC2 Capacity Reservation Instance Interruption Warning","source":"aws.ec2","account":"123456789012","time":"2026-03-01T10:00:00Z","region":"us-east-1","resources":[],"detail":{"instance-action":"terminate","instance-termination-time":"2026-03-01T10:02:00Z"}}`
+	asgLifecycle       = `{"version":"0","id":"b2","detail-type":"EC2 Instance-terminate Lifecycle Action","source":"aws.autoscaling","account":"123456789012","time":"2026-03-01T10:00:00Z","region":"us-east-1","resources":[],"detail":{"EC2InstanceId":"i-0b662ef9931388ba0"}}`
+	sqsTestEvent       = `{"Service":"Amazon S3","Event":"s3:TestEvent","Time":"2026-03-01T10:00:00.000Z","Bucket":"b","RequestId":"r","HostId":"h"}`
 )
 
 func snsWrap(inner string) string {
@@ -101,6 +105,16 @@ func TestParse(t *testing.T) {
 			Time: at("2026-03-01T06:27:57Z"), Region: "us-east-1", Account: "123456789012",
 			InstanceIDs: []string{"i-0123456789abcdef0"}, EventTypeCode: "AWS_EC2_INSTANCE_STOP_SCHEDULED",
 		}},
+		{name: "capacity reservation warning: terminated at instance-termination-time", body: reservationWarning, want: Message{
+			Kind: KindCapacityReservationInterruption, ID: "b1", Source: SourceEC2, DetailType: DetailCapacityReservationInterruption,
+			Time: at("2026-03-01T10:00:00Z"), Region: "us-east-1", Account: "123456789012",
+			InstanceIDs: []string{"i-0b662ef9931388ba0"}, Action: ActionTerminate, Deadline: at("2026-03-01T10:02:30Z"),
+		}},
+		{name: "capacity reservation warning without a termination time: two minutes on, the instance from resources", body: reservationNoEnd, want: Message{
+			Kind: KindCapacityReservationInterruption, ID: "b3", Source: SourceEC2, DetailType: DetailCapacityReservationInterruption,
+			Time: at("2026-03-01T10:00:00Z"), Region: "us-east-1", Account: "123456789012",
+			InstanceIDs: []string{"i-0b662ef9931388ba0"}, Action: ActionTerminate, Deadline: at("2026-03-01T10:02:00Z"),
+		}},
 		{name: "SNS-wrapped spot warning", body: snsWrap(spotWarning), want: Message{
 			Kind: KindSpotInterruption, ID: "1e5527d7-bb36-4607-3370-4164db56a40e", Source: SourceEC2, DetailType: DetailSpotInterruption,
 			Time: at("2026-03-01T10:00:00Z"), Region: "us-east-1", Account: "123456789012",
@@ -163,7 +177,7 @@ func TestParseIgnored(t *testing.T) {
 		{"health event for EBS", healthEBS, IgnoredNotActionable, `service "EBS"`},
 		{"health event naming no instance", healthNoInst, IgnoredNotActionable, "names no EC2 instance"},
 		{"health abuse event", healthAbuse, IgnoredUnknownEvent, "AWS Health Abuse Event"},
-		{"capacity reservation warning", capacityReservation, IgnoredUnknownEvent, "Capacity Reservation"},
+		{"capacity reservation warning without instance", reservationNoID, IgnoredMalformed, "capacity reservation interruption warning without a valid instance-id"},
 		{"auto scaling lifecycle", asgLifecycle, IgnoredUnknownEvent, "aws.autoscaling"},
 		{"too large", `{"source":"aws.ec2","x":"` + strings.Repeat("a", maxBody) + `"}`, IgnoredMalformed, "larger than SQS allows"},
 	}
@@ -192,6 +206,8 @@ func TestDeadlineOr(t *testing.T) {
 	}{
 		{"from the event's time", spotWarning, at("2026-03-01T10:02:00Z")},
 		{"spot without time: two minutes after receipt", spotNoTime, recv.Add(SpotNotice)},
+		{"capacity reservation warning without time: two minutes after receipt",
+			strings.Replace(reservationNoEnd, `"time":"2026-03-01T10:00:00Z",`, "", 1), recv.Add(SpotNotice)},
 		{"rebalance has none", rebalanceRec, time.Time{}},
 		{"scheduled change without start has none", healthNoStart, time.Time{}},
 		{"state change: the event's time", strings.Replace(stateTmpl, "STATE", "stopping", 1), at("2026-03-01T11:00:00Z")},

@@ -202,6 +202,15 @@ func (p *Provider) planLaunch(ctx context.Context, l *launch, round int) error {
 	// Spot offerings carry their interruption risk: plan orders them by
 	// risk-weighted price and the pool's ceiling (copied to the claim) drops some.
 	l.types = catalog.WithSpotRisk(p.withReservations(catalog.WithAvailability(l.base, p.ice), l.res), p.history, l.claim.Spec.MaxSpotInterruptionRisk)
+	if p.adjust != nil {
+		// The prices the solver chose by (NodeOverlays): the options are
+		// ordered, and the claim priced, by them.
+		adjusted, err := p.adjust(ctx, l.types)
+		if err != nil {
+			return cloudprovider.NewCloudUnavailableError(fmt.Errorf("adjusting the instance types of %s: %w", l.claim.Name, err))
+		}
+		l.types = adjusted
+	}
 	pl, err := plan.Make(plan.Input{
 		Requirements: l.claim.Spec.Requirements, Requests: l.claim.Spec.Resources.Requests,
 		InstanceTypes: l.types, Subnets: subnets, MaxOptions: p.opts.MaxOverrides,
@@ -474,6 +483,11 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: spotStrategy}
 	} else {
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: onDemandStrategy}
+		if overlaid(pl) {
+			// EC2's lowest-price reads its own list prices; an overlay's
+			// order is ours to give: the Priority of each override.
+			in.OnDemandOptions.AllocationStrategy = ec2types.FleetOnDemandAllocationStrategyPrioritized
+		}
 	}
 	for _, k := range keys {
 		o := udOpts
@@ -509,6 +523,20 @@ func (p *Provider) buildFleetRequest(ctx context.Context, claim *nsv1.NodeClaim,
 		launchKey: cloudprovider.LaunchKey(claim),
 		token:     token,
 	}, nil
+}
+
+// overlaid reports whether a NodeOverlay priced one of the plan's options
+// (catalog.Offering.PricedBy): their order is then not EC2's list-price
+// order.
+func overlaid(pl plan.Plan) bool {
+	for _, o := range pl.Options {
+		for _, of := range o.InstanceType.Offerings {
+			if of.Zone == o.Zone && of.CapacityType == pl.CapacityType && of.PricedBy != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // launched fills the claim's status from the instance the fleet started,

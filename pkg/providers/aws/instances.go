@@ -223,6 +223,9 @@ func (p *Provider) claimFor(in Instance) *nsv1.NodeClaim {
 		for k, v := range catalog.ReservationLabels(in.Reservation) {
 			c.Labels[k] = v
 		}
+		// DescribeInstances does not say whether the reservation is
+		// interruptible; the class's status does, at launch.
+		delete(c.Labels, awsv1.LabelCapacityReservationInterruptible)
 		c.Status.Capacity = it.Capacity.DeepCopy()
 		price := spec.OnDemandPrice
 		if in.Reservation != nil {

@@ -30,6 +30,15 @@ func (p *Provider) GetInstanceTypes(ctx context.Context, pool *nsv1.NodePool) ([
 	return catalog.WithSpotRisk(types, p.history, pool.Spec.Template.Spec.MaxSpotInterruptionRisk), nil
 }
 
+// AdjustInstanceTypes makes every launch plan with the types fn makes of
+// the provider's (after the ICE cache, reservations and spot risk), so
+// the options are ordered, the on-demand fleet prioritized and the claim
+// priced as the controllers, which read GetInstanceTypes through the same
+// fn, chose (cloudprovider/overlay: the NodeOverlays).
+func (p *Provider) AdjustInstanceTypes(fn func(context.Context, []*catalog.InstanceType) ([]*catalog.InstanceType, error)) {
+	p.adjust = fn
+}
+
 // availableTypes is GetInstanceTypes before the risk ceiling.
 func (p *Provider) availableTypes(ctx context.Context, pool *nsv1.NodePool) ([]*catalog.InstanceType, error) {
 	nc, err := p.nodeClass(ctx, pool.Spec.Template.Spec.NodeClassRef)

@@ -72,6 +72,12 @@ type Provider struct {
 	adoptMu  sync.Mutex
 	assigned map[string]assignment
 
+	// adjust is applied to the types a launch plans with, after the ICE
+	// cache, reservations and spot risk, as to those GetInstanceTypes
+	// hands the controllers: the cluster's NodeOverlays
+	// (cloudprovider/overlay sets it). nil: none.
+	adjust func(context.Context, []*catalog.InstanceType) ([]*catalog.InstanceType, error)
+
 	// reservations: what each capacity reservation has free (reservations.go).
 	reservations reservationLedger
 }

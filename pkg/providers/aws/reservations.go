@@ -113,6 +113,7 @@ func (p *Provider) resolveCapacityReservations(ctx context.Context, terms []awsv
 					ID: id, ReservationType: string(cr.ReservationType), InstanceType: aws.ToString(cr.InstanceType),
 					AvailabilityZone: aws.ToString(cr.AvailabilityZone), AvailableInstanceCount: int64(aws.ToInt32(cr.AvailableInstanceCount)),
 					InstanceMatchCriteria: string(cr.InstanceMatchCriteria), OwnerID: aws.ToString(cr.OwnerId),
+					Interruptible: aws.ToBool(cr.Interruptible),
 				}
 				if r.ReservationType == "" {
 					r.ReservationType = awsv1.CapacityReservationTypeDefault

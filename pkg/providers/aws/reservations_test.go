@@ -180,3 +180,54 @@ func TestCapacityBlockLaunchUsesTheBlockMarket(t *testing.T) {
 	}
 	_ = aws.String
 }
+
+// An interruptible reservation is resolved as one into the class's status
+// (DescribeCapacityReservations' interruptible), and its nodes say so.
+func TestInterruptibleReservationInStatusAndLabels(t *testing.T) {
+	e, plain, zone := reservedEnv(t, 1)
+	id, err := e.world.AddCapacityReservation(fakeaws.CapacityReservation{InstanceType: "m5.large", Zone: zone, Total: 1,
+		MatchCriteria: fakeaws.MatchTargeted, Interruptible: true, Tags: map[string]string{"team": "ml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, _ := e.getNodeClass(e.ctx, "default")
+	res, err := e.p.Resolve(e.ctx, nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, r := range res.CapacityReservations {
+		got[r.ID] = r.Interruptible
+	}
+	if len(got) != 2 || !got[id] || got[plain] {
+		t.Fatalf("resolved interruptible: %v, want %s only", got, id)
+	}
+	c := e.create(reservedClaim("ir", id))
+	if c.Labels[awsv1.LabelCapacityReservationID] != id || c.Labels[awsv1.LabelCapacityReservationInterruptible] != "true" {
+		t.Errorf("claim in the interruptible reservation: labels %v", c.Labels)
+	}
+	c = e.create(reservedClaim("pr", plain))
+	if c.Labels[awsv1.LabelCapacityReservationInterruptible] != "false" {
+		t.Errorf("claim in the plain reservation: labels %v", c.Labels)
+	}
+}
+
+// When an ODCR ends, EC2 takes its instances out of it and bills them as
+// on-demand: the instance read back (Get, List) is on-demand at the
+// on-demand price, without the reservation's labels.
+func TestAnEndedReservationsInstanceReadsAsOnDemand(t *testing.T) {
+	e, id, _ := reservedEnv(t, 1)
+	c := e.create(reservedClaim("r1", id))
+	if err := e.world.CancelCapacityReservation(id); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.p.Get(e.ctx, c.Status.ProviderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	price, _ := got.Status.PriceUSD()
+	if got.Status.CapacityType != nsv1.CapacityTypeOnDemand || got.Labels[nsv1.LabelCapacityType] != nsv1.CapacityTypeOnDemand ||
+		got.Labels[awsv1.LabelCapacityReservationID] != "" || got.Labels[awsv1.LabelCapacityReservationType] != "" || price <= 0 {
+		t.Errorf("Get after the reservation ended: capacity type %q, labels %v, price %q", got.Status.CapacityType, got.Labels, got.Status.Price)
+	}
+}

@@ -254,7 +254,7 @@ func definedKeys(keys []string, types []*catalog.InstanceType) map[string]bool {
 		switch k {
 		case corev1.LabelTopologyZone, nsv1.LabelCapacityType, corev1.LabelArchStable, corev1.LabelOSStable,
 			corev1.LabelInstanceTypeStable, corev1.LabelTopologyRegion,
-			awsv1.LabelCapacityReservationID, awsv1.LabelCapacityReservationType:
+			awsv1.LabelCapacityReservationID, awsv1.LabelCapacityReservationType, awsv1.LabelCapacityReservationInterruptible:
 			out[k] = true
 			continue
 		}
@@ -284,7 +284,7 @@ func offeringLabels(it *catalog.InstanceType, o catalog.Offering) func(string) (
 			return o.Zone, o.Zone != ""
 		case nsv1.LabelCapacityType:
 			return o.CapacityType, o.CapacityType != ""
-		case awsv1.LabelCapacityReservationID, awsv1.LabelCapacityReservationType:
+		case awsv1.LabelCapacityReservationID, awsv1.LabelCapacityReservationType, awsv1.LabelCapacityReservationInterruptible:
 			v, ok := catalog.ReservationLabels(o.Reservation)[k]
 			return v, ok
 		}
