@@ -270,15 +270,24 @@ func (c *storeClient) update(obj client.Object, status bool) error {
 	if rv := obj.GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
 		return conflict(k, key.Name, "the object has been modified; please apply your changes to the latest version and try again")
 	}
-	var next client.Object
+	return c.write(k, cur, obj.DeepCopyObject().(client.Object), status, obj)
+}
+
+// write stores in place of cur what the request asks, given as next (the
+// store's own object, never the caller's): next's status only (status
+// true), or everything but the status and the fields the server owns. A
+// request that changes nothing commits nothing, as the API server does.
+// obj receives a copy of the stored object. s.mu held.
+func (c *storeClient) write(k *kind, cur, next client.Object, status bool, obj client.Object) error {
+	s := c.s
 	if status {
 		if !k.status {
-			return apierrors.NewNotFound(schema.GroupResource{Group: k.gvk.Group, Resource: k.gvk.Kind + "/status"}, key.Name)
+			return apierrors.NewNotFound(schema.GroupResource{Group: k.gvk.Group, Resource: k.gvk.Kind + "/status"}, cur.GetName())
 		}
-		next = cur.DeepCopyObject().(client.Object)
-		statusOf(next).Set(statusCopy(obj))
+		withStatus := cur.DeepCopyObject().(client.Object)
+		statusOf(withStatus).Set(statusOf(next))
+		next = withStatus
 	} else {
-		next = obj.DeepCopyObject().(client.Object)
 		next.SetUID(cur.GetUID())
 		next.SetCreationTimestamp(cur.GetCreationTimestamp())
 		next.SetDeletionTimestamp(cur.GetDeletionTimestamp())
@@ -344,46 +353,118 @@ func (c *storeClient) patch(obj client.Object, patch client.Patch, status bool) 
 	if !ok {
 		return notFound(k, key.Name)
 	}
-	curJSON, err := json.Marshal(cur)
-	if err != nil {
-		return err
-	}
-	var merged []byte
+	var next client.Object
 	switch patch.Type() {
 	case types.MergePatchType:
-		merged, err = jsonpatch.MergePatch(curJSON, data)
+		next, err = mergePatch(cur, data)
 	case types.StrategicMergePatchType:
-		merged, err = strategicpatch.StrategicMergePatch(curJSON, data, cur)
+		next, err = wholePatch(cur, func(doc []byte) ([]byte, error) { return strategicpatch.StrategicMergePatch(doc, data, cur) })
 	case types.JSONPatchType:
-		var p jsonpatch.Patch
-		if p, err = jsonpatch.DecodePatch(data); err == nil {
-			merged, err = p.Apply(curJSON)
-		}
+		next, err = wholePatch(cur, func(doc []byte) ([]byte, error) {
+			p, err := jsonpatch.DecodePatch(data)
+			if err != nil {
+				return nil, err
+			}
+			return p.Apply(doc)
+		})
 	default:
 		return apierrors.NewBadRequest(fmt.Sprintf("patch type %s is not supported by the simulated API server", patch.Type()))
 	}
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("applying the patch to %s %s: %v", k.gvk.Kind, key.Name, err))
 	}
-	next := cur.DeepCopyObject().(client.Object)
-	zero(next)
-	if err := json.Unmarshal(merged, next); err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("decoding the patched %s %s: %v", k.gvk.Kind, key.Name, err))
-	}
 	if next.GetResourceVersion() != cur.GetResourceVersion() {
 		return conflict(k, key.Name, "the object has been modified; please apply your changes to the latest version and try again")
 	}
-	if err := c.update(next, status); err != nil {
-		return err
-	}
-	copyInto(obj, next)
-	return nil
+	return c.write(k, cur, next, status, obj)
 }
 
-// zero resets a typed object in place, so decoding into it keeps nothing.
-func zero(o runtime.Object) {
-	v := reflect.ValueOf(o).Elem()
-	v.Set(reflect.Zero(v.Type()))
+// wholePatch is cur encoded as JSON, patched by apply and decoded into a
+// new object, as the API server patches.
+func wholePatch(cur client.Object, apply func(doc []byte) ([]byte, error)) (client.Object, error) {
+	doc, err := json.Marshal(cur)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := apply(doc)
+	if err != nil {
+		return nil, err
+	}
+	next := reflect.New(reflect.TypeOf(cur).Elem()).Interface().(client.Object)
+	if err := json.Unmarshal(merged, next); err != nil {
+		return nil, fmt.Errorf("decoding the patched object: %w", err)
+	}
+	return next, nil
+}
+
+// mergePatch applies a JSON merge patch (RFC 7386) to cur, into a new
+// object. A merge patch leaves every top-level field it does not name as
+// it is, so only the fields it names (metadata and status, for a status
+// patch) are encoded, patched and decoded, and the rest copied: the result
+// is the whole-object patch's. A patch of another shape (not an object,
+// or naming a field that is not a struct, such as the inline apiVersion)
+// is applied to the whole object.
+func mergePatch(cur client.Object, data []byte) (client.Object, error) {
+	whole := func() (client.Object, error) {
+		return wholePatch(cur, func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, data) })
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil || top == nil {
+		return whole()
+	}
+	fields := structFields(reflect.TypeOf(cur).Elem())
+	for name := range top {
+		if _, ok := fields[name]; !ok {
+			return whole()
+		}
+	}
+	next := cur.DeepCopyObject().(client.Object)
+	v := reflect.ValueOf(next).Elem()
+	for name, raw := range top {
+		f := v.Field(fields[name])
+		merged := []byte(raw)
+		if isObject(raw) { // anything else replaces the field (RFC 7386)
+			doc, err := json.Marshal(f.Interface())
+			if err != nil {
+				return nil, err
+			}
+			if merged, err = jsonpatch.MergePatch(doc, raw); err != nil {
+				return nil, err
+			}
+		}
+		fresh := reflect.New(f.Type())
+		if err := json.Unmarshal(merged, fresh.Interface()); err != nil {
+			return nil, fmt.Errorf("decoding the patched %s: %w", name, err)
+		}
+		f.Set(fresh.Elem())
+	}
+	return next, nil
+}
+
+// structFields maps the JSON names of t's top-level struct fields (not
+// inline ones) to their index.
+func structFields(t reflect.Type) map[string]int {
+	out := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || f.Type.Kind() != reflect.Struct || !f.IsExported() {
+			continue
+		}
+		out[name] = i
+	}
+	return out
+}
+
+func isObject(raw json.RawMessage) bool {
+	for _, b := range raw {
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return b == '{'
+	}
+	return false
 }
 
 // Delete deletes obj: at once, or by setting its deletion timestamp while
