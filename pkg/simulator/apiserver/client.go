@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -398,61 +399,126 @@ func wholePatch(cur client.Object, apply func(doc []byte) ([]byte, error)) (clie
 }
 
 // mergePatch applies a JSON merge patch (RFC 7386) to cur, into a new
-// object. A merge patch leaves every top-level field it does not name as
-// it is, so only the fields it names (metadata and status, for a status
-// patch) are encoded, patched and decoded, and the rest copied: the result
-// is the whole-object patch's. A patch of another shape (not an object,
-// or naming a field that is not a struct, such as the inline apiVersion)
-// is applied to the whole object.
+// object. What a merge patch does not name it leaves as it is, so the patch
+// is applied field by field (mergeStruct) instead of encoding the whole
+// object, patching its JSON and decoding it all again: the result is the
+// whole-object patch's (TestMergePatchByFieldIsTheWholeObjectPatch). A
+// patch of another shape (not an object, or naming what is not a field by
+// its JSON name, such as the inline apiVersion) is applied to the whole
+// object.
 func mergePatch(cur client.Object, data []byte) (client.Object, error) {
-	whole := func() (client.Object, error) {
-		return wholePatch(cur, func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, data) })
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil || top == nil {
-		return whole()
-	}
-	fields := structFields(reflect.TypeOf(cur).Elem())
-	for name := range top {
-		if _, ok := fields[name]; !ok {
-			return whole()
-		}
-	}
 	next := cur.DeepCopyObject().(client.Object)
-	v := reflect.ValueOf(next).Elem()
-	for name, raw := range top {
-		f := v.Field(fields[name])
-		merged := []byte(raw)
-		if isObject(raw) { // anything else replaces the field (RFC 7386)
-			doc, err := json.Marshal(f.Interface())
-			if err != nil {
-				return nil, err
-			}
-			if merged, err = jsonpatch.MergePatch(doc, raw); err != nil {
-				return nil, err
-			}
-		}
-		fresh := reflect.New(f.Type())
-		if err := json.Unmarshal(merged, fresh.Interface()); err != nil {
-			return nil, fmt.Errorf("decoding the patched %s: %w", name, err)
-		}
-		f.Set(fresh.Elem())
+	ok, err := mergeStruct(reflect.ValueOf(next).Elem(), data)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return wholePatch(cur, func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, data) })
 	}
 	return next, nil
 }
 
-// structFields maps the JSON names of t's top-level struct fields (not
-// inline ones) to their index.
-func structFields(t reflect.Type) map[string]int {
+// mergeStruct applies the merge patch data to the struct v in place: a
+// field the patch names with anything but an object is replaced by that
+// value decoded (null: the zero value); one it names with an object is
+// merged into, a plain struct field by this same walk, any other (map,
+// pointer, a type with its own JSON encoding) through its JSON. It returns
+// false, v untouched, when data is not an object or names a key that is
+// not one of v's fields by its exact JSON name (inline and case-folded
+// names): the caller merges v through its JSON.
+func mergeStruct(v reflect.Value, data []byte) (bool, error) {
+	var patch map[string]json.RawMessage
+	if err := json.Unmarshal(data, &patch); err != nil || patch == nil {
+		return false, nil
+	}
+	fields := jsonFields(v.Type())
+	for name := range patch {
+		if _, ok := fields[name]; !ok {
+			return false, nil
+		}
+	}
+	for name, raw := range patch {
+		f := v.Field(fields[name])
+		if !isObject(raw) { // anything else replaces the field (RFC 7386)
+			if err := decodeInto(f, raw); err != nil {
+				return false, fmt.Errorf("%s: %w", name, err)
+			}
+			continue
+		}
+		if plainStruct(f.Type()) {
+			ok, err := mergeStruct(f, raw)
+			if err != nil {
+				return false, fmt.Errorf("%s.%w", name, err)
+			}
+			if ok {
+				continue
+			}
+		}
+		if err := mergeJSON(f, raw); err != nil {
+			return false, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return true, nil
+}
+
+// mergeJSON merges the object patch raw into f through f's JSON.
+func mergeJSON(f reflect.Value, raw json.RawMessage) error {
+	doc, err := json.Marshal(f.Interface())
+	if err != nil {
+		return err
+	}
+	if string(doc) == "null" {
+		doc = []byte("{}") // an absent target: the patch is merged onto nothing
+	}
+	merged, err := jsonpatch.MergePatch(doc, raw)
+	if err != nil {
+		return err
+	}
+	return decodeInto(f, merged)
+}
+
+// decodeInto sets f to raw decoded into a zero value of its type.
+func decodeInto(f reflect.Value, raw []byte) error {
+	fresh := reflect.New(f.Type())
+	if err := json.Unmarshal(raw, fresh.Interface()); err != nil {
+		return err
+	}
+	f.Set(fresh.Elem())
+	return nil
+}
+
+var (
+	marshaler   = reflect.TypeFor[json.Marshaler]()
+	unmarshaler = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// plainStruct: a struct encoded field by field (no JSON methods of its own,
+// as metav1.Time and resource.Quantity have).
+func plainStruct(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && !t.Implements(marshaler) && !reflect.PointerTo(t).Implements(marshaler) &&
+		!t.Implements(unmarshaler) && !reflect.PointerTo(t).Implements(unmarshaler)
+}
+
+// jsonFieldsOf caches jsonFields by type.
+var jsonFieldsOf sync.Map
+
+// jsonFields maps the JSON names of t's fields to their index: exported
+// fields with a name in their json tag, not inline or embedded ones, nor
+// those encoded as strings.
+func jsonFields(t reflect.Type) map[string]int {
+	if m, ok := jsonFieldsOf.Load(t); ok {
+		return m.(map[string]int)
+	}
 	out := map[string]int{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" || f.Type.Kind() != reflect.Struct || !f.IsExported() {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || f.Anonymous || !f.IsExported() || strings.Contains(","+opts+",", ",string,") {
 			continue
 		}
 		out[name] = i
 	}
+	jsonFieldsOf.Store(t, out)
 	return out
 }
 

@@ -411,9 +411,22 @@ func TestMergePatchByFieldIsTheWholeObjectPatch(t *testing.T) {
 	p.Annotations = map[string]string{"a": "1", "b": "2"}
 	p.Finalizers = []string{"f"}
 	p.Spec.Tolerations = []corev1.Toleration{{Key: "t", Operator: corev1.TolerationOpExists}}
+	p.Spec.DNSConfig = &corev1.PodDNSConfig{Searches: []string{"a.local"}}
 	p.Status.Phase = corev1.PodRunning
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: ts}}
 	for _, patch := range []string{
+		`{"metadata":{"annotations":null},"spec":{"nodeSelector":{"a":"b","c":null}}}`,
+		`{"spec":{"securityContext":{"runAsUser":5,"runAsGroup":null}}}`,
+		`{"spec":{"dnsConfig":{"nameservers":["1.1.1.1"]}}}`,
+		`{"spec":{"dnsConfig":{"searches":null,"options":[{"name":"ndots"}]}}}`,
+		`{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"2"}}}],"overhead":{"cpu":"1"}}}`,
+		`{"spec":{"priority":null,"terminationGracePeriodSeconds":3}}`,
+		`{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[]}}}}}`,
+		`{"status":{"Phase":"Failed"}}`,
+		`{"status":{"startTime":"2026-01-05T10:00:00Z","conditions":[{"type":"Ready","status":"True","lastTransitionTime":null}]}}`,
+		`{"metadata":{"creationTimestamp":null,"deletionGracePeriodSeconds":5,"ownerReferences":[{"apiVersion":"v1","kind":"X","name":"n","uid":"u"}]}}`,
+		`{"metadata":{"creationTimestamp":{"x":1}}}`,
+		`{"spec":{"nodeSelector":"x"}}`,
 		`{"metadata":{"resourceVersion":"7"},"status":{"phase":"Failed","conditions":[{"type":"Ready","status":"False"}]}}`,
 		`{"metadata":{"labels":{"app":null,"tier":"web"},"annotations":{"b":null}},"spec":{"nodeName":"n2"}}`,
 		`{"metadata":{"finalizers":null,"resourceVersion":"3"}}`,
