@@ -503,8 +503,9 @@ func plainStruct(t reflect.Type) bool {
 var jsonFieldsOf sync.Map
 
 // jsonFields maps the JSON names of t's fields to their index: exported
-// fields with a name in their json tag, not inline or embedded ones, nor
-// those encoded as strings.
+// fields with a name in their json tag (an embedded struct with one, such
+// as ObjectMeta, is a field like any other), not inline ones, nor those
+// encoded as strings.
 func jsonFields(t reflect.Type) map[string]int {
 	if m, ok := jsonFieldsOf.Load(t); ok {
 		return m.(map[string]int)
@@ -513,7 +514,7 @@ func jsonFields(t reflect.Type) map[string]int {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" || f.Anonymous || !f.IsExported() || strings.Contains(","+opts+",", ",string,") {
+		if name == "" || name == "-" || !f.IsExported() || strings.Contains(","+opts+",", ",string,") {
 			continue
 		}
 		out[name] = i

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -449,6 +450,10 @@ func TestMergePatchByFieldIsTheWholeObjectPatch(t *testing.T) {
 		if errField == nil && !equality.Semantic.DeepEqual(byField, whole) {
 			t.Errorf("%s:\nby field %+v\nwhole    %+v", patch, byField, whole)
 		}
+	}
+	// A status patch with its lock is walked field by field, not merged whole.
+	if ok, err := mergeStruct(reflect.ValueOf(p.DeepCopy()).Elem(), []byte(`{"metadata":{"resourceVersion":"7"},"status":{"phase":"Failed"}}`)); !ok || err != nil {
+		t.Errorf("a status patch was not walked: %v %v", ok, err)
 	}
 	if p.Status.Phase != corev1.PodRunning || p.Labels["app"] != "web" || p.Spec.NodeName != "n1" {
 		t.Fatalf("the stored object was changed: %+v", p)
