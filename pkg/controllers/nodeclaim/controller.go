@@ -2,6 +2,7 @@ package nodeclaim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -156,17 +157,20 @@ func (c *Controller) persist(ctx context.Context, base, claim *nsv1.NodeClaim) e
 // Persist writes claim's label, annotation and status changes since base.
 // The status goes through statuspatch, so a condition another controller
 // set since base was read (the interruption handler's Disrupting) is kept.
-// The metadata patch's response overwrites the object, so the wanted status
-// is kept aside, and the response is the copy the status patch is locked on.
+// Labels and annotations go first, as a merge patch of the keys that
+// changed; its response is the copy the status patch is locked on, and
+// claim ends holding the object as written.
 func Persist(ctx context.Context, kube client.Client, base, claim *nsv1.NodeClaim) error {
-	status := claim.Status.DeepCopy()
 	var onto []statuspatch.Option
-	if !equality.Semantic.DeepEqual(base.Labels, claim.Labels) || !equality.Semantic.DeepEqual(base.Annotations, claim.Annotations) {
-		if err := kube.Patch(ctx, claim, client.MergeFrom(base)); err != nil {
+	if mp := metadataPatch(base, claim); mp != nil {
+		written := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: claim.Name, Namespace: claim.Namespace}}
+		if err := kube.Patch(ctx, written, client.RawPatch(types.MergePatchType, mp)); err != nil {
 			return client.IgnoreNotFound(fmt.Errorf("patching nodeclaim %s metadata: %w", claim.Name, err))
 		}
-		onto = append(onto, statuspatch.Onto(claim.DeepCopy()))
-		claim.Status = *status
+		onto = append(onto, statuspatch.Onto(written))
+		status := claim.Status
+		*claim = *written.DeepCopy()
+		claim.Status = status
 	}
 	if !equality.Semantic.DeepEqual(base.Status, claim.Status) {
 		if err := statuspatch.Patch(ctx, kube, base, claim, onto...); err != nil {
@@ -177,6 +181,50 @@ func Persist(ctx context.Context, kube client.Client, base, claim *nsv1.NodeClai
 		}
 	}
 	return nil
+}
+
+// metadataPatch is the JSON merge patch of claim's labels and annotations
+// over base's: the keys added or changed, and those removed as null. Nil
+// when both are unchanged. Only these maps are encoded, not two whole
+// objects as client.MergeFrom would.
+func metadataPatch(base, claim *nsv1.NodeClaim) []byte {
+	type meta struct {
+		Labels      map[string]*string `json:"labels,omitempty"`
+		Annotations map[string]*string `json:"annotations,omitempty"`
+	}
+	m := meta{Labels: mapPatch(base.Labels, claim.Labels), Annotations: mapPatch(base.Annotations, claim.Annotations)}
+	if m.Labels == nil && m.Annotations == nil {
+		return nil
+	}
+	b, err := json.Marshal(struct {
+		Metadata meta `json:"metadata"`
+	}{m})
+	if err != nil {
+		panic(err) // maps of strings always encode
+	}
+	return b
+}
+
+// mapPatch is a merge patch from one string map to another (nil: equal).
+func mapPatch(from, to map[string]string) map[string]*string {
+	var out map[string]*string
+	put := func(k string, v *string) {
+		if out == nil {
+			out = map[string]*string{}
+		}
+		out[k] = v
+	}
+	for k, v := range to {
+		if old, ok := from[k]; !ok || old != v {
+			put(k, &v)
+		}
+	}
+	for k := range from {
+		if _, ok := to[k]; !ok {
+			put(k, nil)
+		}
+	}
+	return out
 }
 
 // lowest is the soonest requeue among the phases' results (zero means none).

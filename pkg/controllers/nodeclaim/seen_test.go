@@ -46,3 +46,20 @@ func TestSeenForgetsLaunchesOfGoneClaims(t *testing.T) {
 		t.Fatalf("a listed with its capacity: still counted %v", got)
 	}
 }
+
+// A later launch drops an expired one from memory; pruning runs at most
+// every pruneEvery, not at every launch.
+func TestLaunchedDropsExpiredEntries(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC))
+	ll := newLaunchLimits(clk)
+	claim := func(name string) *nsv1.NodeClaim {
+		return &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{nsv1.LabelNodePool: "p"}},
+			Status: nsv1.NodeClaimStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}}
+	}
+	ll.launched(claim("a"))
+	clk.Step(launchedTTL)
+	ll.launched(claim("b"))
+	if _, ok := ll.recent["p"]["a"]; ok || len(ll.recent["p"]) != 1 {
+		t.Fatalf("kept %v, want only b", ll.recent["p"])
+	}
+}

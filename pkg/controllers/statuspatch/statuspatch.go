@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,23 +81,29 @@ func Patch(ctx context.Context, kube client.Client, base, obj client.Object, opt
 	if ch.empty() {
 		return nil
 	}
-	cur := o.cur.DeepCopyObject().(client.Object)
+	cur := o.cur // only read: each attempt writes a copy
 	return retry.RetryOnConflict(backoff, func() error {
 		next, err := ch.onto(cur)
 		if err != nil {
 			return err
 		}
 		if equality.Semantic.DeepEqual(statusOf(next).Interface(), statusOf(cur).Interface()) {
-			setObject(obj, cur) // the object already says what this writer wants
+			setObject(obj, cur.DeepCopyObject().(client.Object)) // the object already says what this writer wants
 			return nil
 		}
-		err = kube.Status().Patch(ctx, next, client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}))
+		body, err := lockedStatusPatch(cur, next)
+		if err != nil {
+			return err
+		}
+		err = kube.Status().Patch(ctx, next, client.RawPatch(types.MergePatchType, body))
 		if err == nil {
-			setObject(obj, next)
+			setObject(obj, next) // next is this call's own copy, now the object as written
 			return nil
 		}
 		if apierrors.IsConflict(err) {
-			again := cur.DeepCopyObject().(client.Object)
+			// Read into an empty object: decoding into a used one would
+			// keep map keys the server no longer has.
+			again := reflect.New(reflect.TypeOf(cur).Elem()).Interface().(client.Object)
 			if gerr := o.fresh.Get(ctx, client.ObjectKeyFromObject(cur), again); gerr != nil {
 				return gerr
 			}
@@ -106,13 +113,39 @@ func Patch(ctx context.Context, kube client.Client, base, obj client.Object, opt
 	})
 }
 
-// change is one writer's status change: its conditions before and after,
-// and a JSON merge patch of the rest of the status.
+// lockedStatusPatch is the JSON merge patch that turns cur's status into
+// next's, locked on cur's resourceVersion. Only the statuses are encoded:
+// the status subresource ignores the rest of the object, so diffing two
+// whole objects (as client.MergeFrom does) would encode the spec and
+// metadata twice for nothing.
+func lockedStatusPatch(cur, next client.Object) ([]byte, error) {
+	cs, err := json.Marshal(statusOf(cur).Interface())
+	if err != nil {
+		return nil, fmt.Errorf("statuspatch: encoding the status of %T %s: %w", cur, cur.GetName(), err)
+	}
+	ns, err := json.Marshal(statusOf(next).Interface())
+	if err != nil {
+		return nil, fmt.Errorf("statuspatch: encoding the status of %T %s: %w", next, next.GetName(), err)
+	}
+	sp, err := jsonpatch.CreateMergePatch(cs, ns)
+	if err != nil {
+		return nil, fmt.Errorf("statuspatch: diffing the status of %T %s: %w", cur, cur.GetName(), err)
+	}
+	type lock struct {
+		ResourceVersion string `json:"resourceVersion"`
+	}
+	return json.Marshal(struct {
+		Metadata lock            `json:"metadata"`
+		Status   json.RawMessage `json:"status"`
+	}{lock{cur.GetResourceVersion()}, sp})
+}
+
+// change is one writer's status change: its status before and after.
 type change struct {
 	baseStatus           reflect.Value
 	wantStatus           reflect.Value
 	baseConds, wantConds []metav1.Condition
-	rest                 []byte
+	same                 bool
 }
 
 func diff(base, obj client.Object) (change, error) {
@@ -125,28 +158,34 @@ func diff(base, obj client.Object) (change, error) {
 	if !ok1 || !ok2 {
 		return change{}, fmt.Errorf("statuspatch: the status of %T has no Conditions []metav1.Condition", obj)
 	}
-	ch := change{baseStatus: bs, wantStatus: ws, baseConds: bc, wantConds: wc}
-	if equality.Semantic.DeepEqual(bs.Interface(), ws.Interface()) {
-		return ch, nil
-	}
-	br, err := restJSON(bs)
-	if err != nil {
-		return change{}, err
-	}
-	wr, err := restJSON(ws)
-	if err != nil {
-		return change{}, err
-	}
-	if ch.rest, err = jsonpatch.CreateMergePatch(br, wr); err != nil {
-		return change{}, fmt.Errorf("statuspatch: diffing the status of %T: %w", obj, err)
-	}
-	return ch, nil
+	return change{baseStatus: bs, wantStatus: ws, baseConds: bc, wantConds: wc,
+		same: equality.Semantic.DeepEqual(bs.Interface(), ws.Interface())}, nil
 }
 
-func (c change) empty() bool { return c.rest == nil }
+func (c change) empty() bool { return c.same }
+
+// rest is the JSON merge patch of the status fields other than the
+// conditions, from the writer's base to what it wants.
+func (c change) rest() ([]byte, error) {
+	br, err := restJSON(c.baseStatus)
+	if err != nil {
+		return nil, err
+	}
+	wr, err := restJSON(c.wantStatus)
+	if err != nil {
+		return nil, err
+	}
+	p, err := jsonpatch.CreateMergePatch(br, wr)
+	if err != nil {
+		return nil, fmt.Errorf("statuspatch: diffing a %s: %w", c.wantStatus.Type(), err)
+	}
+	return p, nil
+}
 
 // onto is cur with this change applied to its status. While cur's status
-// is the one the writer read, that is simply the writer's status.
+// is the one the writer read, that is simply the writer's status; when
+// someone else changed it, the writer's conditions are merged by type and
+// its other changed fields patched onto cur's.
 func (c change) onto(cur client.Object) (client.Object, error) {
 	next := cur.DeepCopyObject().(client.Object)
 	ns := statusOf(next)
@@ -154,11 +193,15 @@ func (c change) onto(cur client.Object) (client.Object, error) {
 		ns.Set(deepCopyValue(c.wantStatus))
 		return next, nil
 	}
+	rest, err := c.rest()
+	if err != nil {
+		return nil, err
+	}
 	cr, err := restJSON(statusOf(cur))
 	if err != nil {
 		return nil, err
 	}
-	merged, err := jsonpatch.MergePatch(cr, c.rest)
+	merged, err := jsonpatch.MergePatch(cr, rest)
 	if err != nil {
 		return nil, fmt.Errorf("statuspatch: applying a status change to %T %s: %w", cur, cur.GetName(), err)
 	}
@@ -216,7 +259,7 @@ func deepCopyValue(v reflect.Value) reflect.Value {
 	return p.Elem()
 }
 
-// setObject makes dst a copy of src (same type).
+// setObject makes dst hold src (same type), which the caller no longer uses.
 func setObject(dst, src client.Object) {
-	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src.DeepCopyObject()).Elem())
+	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src).Elem())
 }

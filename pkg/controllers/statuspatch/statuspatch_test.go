@@ -189,3 +189,53 @@ func TestRefusesAStatusWithoutMetav1Conditions(t *testing.T) {
 		t.Fatalf("err %v, want a refusal naming *v1.Pod", err)
 	}
 }
+
+// recording is a client whose status patches are kept as sent.
+type recording struct {
+	client.Client
+	sent *[]string
+}
+
+func (r recording) Status() client.SubResourceWriter {
+	return recordingStatus{r.Client.Status(), r.sent}
+}
+
+type recordingStatus struct {
+	client.SubResourceWriter
+	sent *[]string
+}
+
+func (r recordingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	data, err := patch.Data(obj)
+	if err != nil {
+		return err
+	}
+	*r.sent = append(*r.sent, string(data))
+	return r.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// The patch sent is the lock and the status fields that changed: nothing
+// of the spec or of the rest of the metadata, nor status fields left alone.
+func TestPatchCarriesOnlyTheLockAndTheStatusChange(t *testing.T) {
+	ctx := context.Background()
+	var sent []string
+	kube := recording{store(t), &sent}
+	claim := newClaim(t, kube, "c")
+	claim.Labels = map[string]string{"big": strings.Repeat("x", 100)}
+	claim.Spec.Requirements = []nsv1.NodeSelectorRequirementWithMinValues{{Key: "k", Operator: corev1.NodeSelectorOpIn, Values: []string{"v"}}}
+	if err := kube.Update(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	base := claim.DeepCopy()
+	claim.Status.ProviderID = "aws:///zone-a/i-1"
+	if err := statuspatch.Patch(ctx, kube, base, claim); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"metadata":{"resourceVersion":"` + base.ResourceVersion + `"},"status":{"providerID":"aws:///zone-a/i-1"}}`
+	if len(sent) != 1 || sent[0] != want {
+		t.Fatalf("sent %q, want [%q]", sent, want)
+	}
+	if got := read(t, kube, "c"); got.Status.ProviderID != "aws:///zone-a/i-1" || got.Labels["big"] == "" || claim.ResourceVersion != got.ResourceVersion {
+		t.Fatalf("written %+v, writer holds rv %s", got, claim.ResourceVersion)
+	}
+}

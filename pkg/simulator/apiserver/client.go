@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -270,15 +271,24 @@ func (c *storeClient) update(obj client.Object, status bool) error {
 	if rv := obj.GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
 		return conflict(k, key.Name, "the object has been modified; please apply your changes to the latest version and try again")
 	}
-	var next client.Object
+	return c.write(k, cur, obj.DeepCopyObject().(client.Object), status, obj)
+}
+
+// write stores in place of cur what the request asks, given as next (the
+// store's own object, never the caller's): next's status only (status
+// true), or everything but the status and the fields the server owns. A
+// request that changes nothing commits nothing, as the API server does.
+// obj receives a copy of the stored object. s.mu held.
+func (c *storeClient) write(k *kind, cur, next client.Object, status bool, obj client.Object) error {
+	s := c.s
 	if status {
 		if !k.status {
-			return apierrors.NewNotFound(schema.GroupResource{Group: k.gvk.Group, Resource: k.gvk.Kind + "/status"}, key.Name)
+			return apierrors.NewNotFound(schema.GroupResource{Group: k.gvk.Group, Resource: k.gvk.Kind + "/status"}, cur.GetName())
 		}
-		next = cur.DeepCopyObject().(client.Object)
-		statusOf(next).Set(statusCopy(obj))
+		withStatus := cur.DeepCopyObject().(client.Object)
+		statusOf(withStatus).Set(statusOf(next))
+		next = withStatus
 	} else {
-		next = obj.DeepCopyObject().(client.Object)
 		next.SetUID(cur.GetUID())
 		next.SetCreationTimestamp(cur.GetCreationTimestamp())
 		next.SetDeletionTimestamp(cur.GetDeletionTimestamp())
@@ -344,46 +354,184 @@ func (c *storeClient) patch(obj client.Object, patch client.Patch, status bool) 
 	if !ok {
 		return notFound(k, key.Name)
 	}
-	curJSON, err := json.Marshal(cur)
-	if err != nil {
-		return err
-	}
-	var merged []byte
+	var next client.Object
 	switch patch.Type() {
 	case types.MergePatchType:
-		merged, err = jsonpatch.MergePatch(curJSON, data)
+		next, err = mergePatch(cur, data)
 	case types.StrategicMergePatchType:
-		merged, err = strategicpatch.StrategicMergePatch(curJSON, data, cur)
+		next, err = wholePatch(cur, func(doc []byte) ([]byte, error) { return strategicpatch.StrategicMergePatch(doc, data, cur) })
 	case types.JSONPatchType:
-		var p jsonpatch.Patch
-		if p, err = jsonpatch.DecodePatch(data); err == nil {
-			merged, err = p.Apply(curJSON)
-		}
+		next, err = wholePatch(cur, func(doc []byte) ([]byte, error) {
+			p, err := jsonpatch.DecodePatch(data)
+			if err != nil {
+				return nil, err
+			}
+			return p.Apply(doc)
+		})
 	default:
 		return apierrors.NewBadRequest(fmt.Sprintf("patch type %s is not supported by the simulated API server", patch.Type()))
 	}
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("applying the patch to %s %s: %v", k.gvk.Kind, key.Name, err))
 	}
-	next := cur.DeepCopyObject().(client.Object)
-	zero(next)
-	if err := json.Unmarshal(merged, next); err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("decoding the patched %s %s: %v", k.gvk.Kind, key.Name, err))
-	}
 	if next.GetResourceVersion() != cur.GetResourceVersion() {
 		return conflict(k, key.Name, "the object has been modified; please apply your changes to the latest version and try again")
 	}
-	if err := c.update(next, status); err != nil {
+	return c.write(k, cur, next, status, obj)
+}
+
+// wholePatch is cur encoded as JSON, patched by apply and decoded into a
+// new object, as the API server patches.
+func wholePatch(cur client.Object, apply func(doc []byte) ([]byte, error)) (client.Object, error) {
+	doc, err := json.Marshal(cur)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := apply(doc)
+	if err != nil {
+		return nil, err
+	}
+	next := reflect.New(reflect.TypeOf(cur).Elem()).Interface().(client.Object)
+	if err := json.Unmarshal(merged, next); err != nil {
+		return nil, fmt.Errorf("decoding the patched object: %w", err)
+	}
+	return next, nil
+}
+
+// mergePatch applies a JSON merge patch (RFC 7386) to cur, into a new
+// object. What a merge patch does not name it leaves as it is, so the patch
+// is applied field by field (mergeStruct) instead of encoding the whole
+// object, patching its JSON and decoding it all again: the result is the
+// whole-object patch's (TestMergePatchByFieldIsTheWholeObjectPatch). A
+// patch of another shape (not an object, or naming what is not a field by
+// its JSON name, such as the inline apiVersion) is applied to the whole
+// object.
+func mergePatch(cur client.Object, data []byte) (client.Object, error) {
+	next := cur.DeepCopyObject().(client.Object)
+	ok, err := mergeStruct(reflect.ValueOf(next).Elem(), data)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return wholePatch(cur, func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, data) })
+	}
+	return next, nil
+}
+
+// mergeStruct applies the merge patch data to the struct v in place: a
+// field the patch names with anything but an object is replaced by that
+// value decoded (null: the zero value); one it names with an object is
+// merged into, a plain struct field by this same walk, any other (map,
+// pointer, a type with its own JSON encoding) through its JSON. It returns
+// false, v untouched, when data is not an object or names a key that is
+// not one of v's fields by its exact JSON name (inline and case-folded
+// names): the caller merges v through its JSON.
+func mergeStruct(v reflect.Value, data []byte) (bool, error) {
+	var patch map[string]json.RawMessage
+	if err := json.Unmarshal(data, &patch); err != nil || patch == nil {
+		return false, nil
+	}
+	fields := jsonFields(v.Type())
+	for name := range patch {
+		if _, ok := fields[name]; !ok {
+			return false, nil
+		}
+	}
+	for name, raw := range patch {
+		f := v.Field(fields[name])
+		if !isObject(raw) { // anything else replaces the field (RFC 7386)
+			if err := decodeInto(f, raw); err != nil {
+				return false, fmt.Errorf("%s: %w", name, err)
+			}
+			continue
+		}
+		if plainStruct(f.Type()) {
+			ok, err := mergeStruct(f, raw)
+			if err != nil {
+				return false, fmt.Errorf("%s.%w", name, err)
+			}
+			if ok {
+				continue
+			}
+		}
+		if err := mergeJSON(f, raw); err != nil {
+			return false, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return true, nil
+}
+
+// mergeJSON merges the object patch raw into f through f's JSON.
+func mergeJSON(f reflect.Value, raw json.RawMessage) error {
+	doc, err := json.Marshal(f.Interface())
+	if err != nil {
 		return err
 	}
-	copyInto(obj, next)
+	if string(doc) == "null" {
+		doc = []byte("{}") // an absent target: the patch is merged onto nothing
+	}
+	merged, err := jsonpatch.MergePatch(doc, raw)
+	if err != nil {
+		return err
+	}
+	return decodeInto(f, merged)
+}
+
+// decodeInto sets f to raw decoded into a zero value of its type.
+func decodeInto(f reflect.Value, raw []byte) error {
+	fresh := reflect.New(f.Type())
+	if err := json.Unmarshal(raw, fresh.Interface()); err != nil {
+		return err
+	}
+	f.Set(fresh.Elem())
 	return nil
 }
 
-// zero resets a typed object in place, so decoding into it keeps nothing.
-func zero(o runtime.Object) {
-	v := reflect.ValueOf(o).Elem()
-	v.Set(reflect.Zero(v.Type()))
+var (
+	marshaler   = reflect.TypeFor[json.Marshaler]()
+	unmarshaler = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// plainStruct: a struct encoded field by field (no JSON methods of its own,
+// as metav1.Time and resource.Quantity have).
+func plainStruct(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && !t.Implements(marshaler) && !reflect.PointerTo(t).Implements(marshaler) &&
+		!t.Implements(unmarshaler) && !reflect.PointerTo(t).Implements(unmarshaler)
+}
+
+// jsonFieldsOf caches jsonFields by type.
+var jsonFieldsOf sync.Map
+
+// jsonFields maps the JSON names of t's fields to their index: exported
+// fields with a name in their json tag (an embedded struct with one, such
+// as ObjectMeta, is a field like any other), not inline ones, nor those
+// encoded as strings.
+func jsonFields(t reflect.Type) map[string]int {
+	if m, ok := jsonFieldsOf.Load(t); ok {
+		return m.(map[string]int)
+	}
+	out := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || !f.IsExported() || strings.Contains(","+opts+",", ",string,") {
+			continue
+		}
+		out[name] = i
+	}
+	jsonFieldsOf.Store(t, out)
+	return out
+}
+
+func isObject(raw json.RawMessage) bool {
+	for _, b := range raw {
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return b == '{'
+	}
+	return false
 }
 
 // Delete deletes obj: at once, or by setting its deletion timestamp while

@@ -3,11 +3,14 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -396,5 +399,63 @@ func TestGetUnsafeDisableDeepCopy(t *testing.T) {
 	}
 	if again.Labels["probe"] != "shared" {
 		t.Fatalf("the unsafe get's labels are not the store's: a second read sees %q", again.Labels["probe"])
+	}
+}
+
+// A merge patch applied field by field gives the object the whole-object
+// patch gives (the store's objects hold what JSON round-trips: times in
+// seconds, canonical quantities), errors included.
+func TestMergePatchByFieldIsTheWholeObjectPatch(t *testing.T) {
+	ts := metav1.NewTime(t0)
+	p := pod("p", "n1")
+	p.UID, p.ResourceVersion, p.CreationTimestamp = "u1", "7", ts
+	p.Annotations = map[string]string{"a": "1", "b": "2"}
+	p.Finalizers = []string{"f"}
+	p.Spec.Tolerations = []corev1.Toleration{{Key: "t", Operator: corev1.TolerationOpExists}}
+	p.Spec.DNSConfig = &corev1.PodDNSConfig{Searches: []string{"a.local"}}
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: ts}}
+	for _, patch := range []string{
+		`{"metadata":{"annotations":null},"spec":{"nodeSelector":{"a":"b","c":null}}}`,
+		`{"spec":{"securityContext":{"runAsUser":5,"runAsGroup":null}}}`,
+		`{"spec":{"dnsConfig":{"nameservers":["1.1.1.1"]}}}`,
+		`{"spec":{"dnsConfig":{"searches":null,"options":[{"name":"ndots"}]}}}`,
+		`{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"2"}}}],"overhead":{"cpu":"1"}}}`,
+		`{"spec":{"priority":null,"terminationGracePeriodSeconds":3}}`,
+		`{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[]}}}}}`,
+		`{"status":{"Phase":"Failed"}}`,
+		`{"status":{"startTime":"2026-01-05T10:00:00Z","conditions":[{"type":"Ready","status":"True","lastTransitionTime":null}]}}`,
+		`{"metadata":{"creationTimestamp":null,"deletionGracePeriodSeconds":5,"ownerReferences":[{"apiVersion":"v1","kind":"X","name":"n","uid":"u"}]}}`,
+		`{"metadata":{"creationTimestamp":{"x":1}}}`,
+		`{"spec":{"nodeSelector":"x"}}`,
+		`{"metadata":{"resourceVersion":"7"},"status":{"phase":"Failed","conditions":[{"type":"Ready","status":"False"}]}}`,
+		`{"metadata":{"labels":{"app":null,"tier":"web"},"annotations":{"b":null}},"spec":{"nodeName":"n2"}}`,
+		`{"metadata":{"finalizers":null,"resourceVersion":"3"}}`,
+		`{"spec":{"containers":[{"name":"d","image":"x"}],"tolerations":null}}`,
+		`{"status":null}`,
+		`{"status":{"hostIP":"10.0.0.1","podIPs":[{"ip":"10.1.0.1"}]}}`,
+		`{"kind":"Pod","metadata":{"name":"p"}}`,
+		`{"unknown":{"x":1},"status":{"phase":"Succeeded"}}`,
+		`{}`,
+		`{"status":"Running"}`,
+		`{"metadata":{"labels":["x"]}}`,
+		`null`,
+	} {
+		byField, errField := mergePatch(p, []byte(patch))
+		whole, errWhole := wholePatch(p, func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, []byte(patch)) })
+		if (errField == nil) != (errWhole == nil) {
+			t.Errorf("%s: error %v by field, %v whole", patch, errField, errWhole)
+			continue
+		}
+		if errField == nil && !equality.Semantic.DeepEqual(byField, whole) {
+			t.Errorf("%s:\nby field %+v\nwhole    %+v", patch, byField, whole)
+		}
+	}
+	// A status patch with its lock is walked field by field, not merged whole.
+	if ok, err := mergeStruct(reflect.ValueOf(p.DeepCopy()).Elem(), []byte(`{"metadata":{"resourceVersion":"7"},"status":{"phase":"Failed"}}`)); !ok || err != nil {
+		t.Errorf("a status patch was not walked: %v %v", ok, err)
+	}
+	if p.Status.Phase != corev1.PodRunning || p.Labels["app"] != "web" || p.Spec.NodeName != "n1" {
+		t.Fatalf("the stored object was changed: %+v", p)
 	}
 }
