@@ -54,12 +54,9 @@ func (c *Controller) atomic(ctx context.Context, key string, pr, base *prv1.Prov
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if v.Retry {
-		return c.retry(key, pr, v), nil
+	if res, again := c.retryIfNotFit(key, pr, v); again {
+		return res, nil
 	}
-	c.mu.Lock()
-	delete(c.tries, key)
-	c.mu.Unlock()
 	claims := make([]*nsv1.NodeClaim, 0, len(v.Plan.NewClaims))
 	for _, cp := range v.Plan.NewClaims {
 		claim := provisioning.NewNodeClaim(byName[cp.NodePool], cp, c.opts.NewName(cp.NodePool))

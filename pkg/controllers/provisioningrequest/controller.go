@@ -156,9 +156,17 @@ func (c *Controller) forget(key string) {
 	c.mu.Unlock()
 }
 
-// retry notes one more try of the request whose pods did not fit and
-// says when to try again; the first miss is announced as an event.
-func (c *Controller) retry(key string, pr *prv1.ProvisioningRequest, v provisioning.RequestVerdict) reconcile.Result {
+// retryIfNotFit: when the verdict is Retry (the pods did not fit), notes
+// one more try of the request and says when to try again (again true);
+// otherwise forgets the request's misses. The first miss is announced as
+// an event.
+func (c *Controller) retryIfNotFit(key string, pr *prv1.ProvisioningRequest, v provisioning.RequestVerdict) (reconcile.Result, bool) {
+	if !v.Retry {
+		c.mu.Lock()
+		delete(c.tries, key)
+		c.mu.Unlock()
+		return reconcile.Result{}, false
+	}
 	c.apply(pr, v)
 	c.mu.Lock()
 	c.tries[key]++
@@ -167,7 +175,7 @@ func (c *Controller) retry(key string, pr *prv1.ProvisioningRequest, v provision
 	if n == 1 {
 		c.recorder.Publish(events.Warning(pr, v.Provisioned.Reason, "ProvisioningRequest", v.Provisioned.Message))
 	}
-	return reconcile.Result{RequeueAfter: provisioning.RetryDelay(n)}
+	return reconcile.Result{RequeueAfter: provisioning.RetryDelay(n)}, true
 }
 
 func (c *Controller) set(pr *prv1.ProvisioningRequest, cond metav1.Condition) {
@@ -247,12 +255,9 @@ func (c *Controller) checkCapacity(ctx context.Context, key string, pr *prv1.Pro
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if v.Retry {
-		return c.retry(key, pr, v), nil
+	if res, again := c.retryIfNotFit(key, pr, v); again {
+		return res, nil
 	}
-	c.mu.Lock()
-	delete(c.tries, key)
-	c.mu.Unlock()
 	nodes := targets(v.Plan, nil)
 	setDetail(pr, DetailNodes, nodes)
 	c.cluster.Book(key, nodes, c.clk.Now().Add(provisioning.BookingWindow))
