@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
@@ -148,6 +149,7 @@ func runScenario(t *testing.T, sc scenario, run int) result {
 	if err := lab.restartController(); err != nil {
 		t.Fatal(err)
 	}
+	defer keepLog(t, sc, run)
 	mon := startMonitor(lab.controller)
 	defer mon.stop()
 	// The controller syncs its caches before it acts; what Karpenter's
@@ -484,6 +486,28 @@ func utilisation(t *testing.T) (cpu, mem float64) {
 
 // cleanup removes a scenario's workloads, nodes and NodePool, so the next
 // one starts from an empty pool.
+// keepLog copies the scenario's controller log to the directory
+// NODESMITH_PERF_LOGS names, as <scenario>-run<N>.log, so a run's
+// provisioning cycles can be read after the lab is gone; unset keeps none.
+func keepLog(t *testing.T, sc scenario, run int) {
+	dir := os.Getenv("NODESMITH_PERF_LOGS")
+	if dir == "" || lab.controller == nil {
+		return
+	}
+	b, err := os.ReadFile(lab.controller.LogPath)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		dst := filepath.Join(dir, fmt.Sprintf("%s-run%d.log", sc.key, run))
+		err = os.WriteFile(dst, b, 0o644)
+		t.Logf("controller log kept in %s", dst)
+	}
+	if err != nil {
+		t.Errorf("NODESMITH_PERF_LOGS=%q: keeping the controller log: %v", dir, err)
+	}
+}
+
 func cleanup(t *testing.T) {
 	c := lab.Env.Client
 	ctx := context.Background()

@@ -16,7 +16,8 @@ func init() { assertLimits = true }
 // suite against the controller, three times each (once for the two long
 // ones, hostname spread XL and drift), and the table is printed when the
 // test binary ends. NODESMITH_PERF_RUNS sets the number of runs of every
-// scenario; pick scenarios with -run, e.g.
+// scenario; NODESMITH_PERF_LOGS=dir keeps each run's controller log there; pick
+// scenarios with -run, e.g.
 //
 //	make perf                                     # everything
 //	go test -tags perf ./test/perf -run 'TestPerfKarpenterSuite/drift' -v -timeout 90m
