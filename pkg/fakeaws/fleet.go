@@ -458,12 +458,23 @@ func (w *World) launch(c *candidate, ct string, req *FleetRequest, fleetID, rese
 		UserData: c.lt.UserData, FleetID: fleetID, ReservationID: reservation, ClientToken: req.ClientToken,
 		CapacityReservationID: c.res,
 	}
+	in.BootAt = now.Add(w.bootDelay())
 	w.instances[in.ID] = in
 	w.instOrder = append(w.instOrder, in.ID)
 	w.publishStateChange(in, now)
 	w.emit(EventLaunched, in)
-	w.schedule(now.Add(w.opts.BootDelay), timerBoot, in.ID)
+	w.schedule(in.BootAt, timerBoot, in.ID)
 	return in
+}
+
+// bootDelay is how long the next instance stays pending: BootDelay plus
+// its draw of BootJitter. The caller holds w.mu.
+func (w *World) bootDelay() time.Duration {
+	d := w.opts.BootDelay
+	if w.opts.BootJitter > 0 {
+		d += time.Duration(w.rng.Int63n(int64(w.opts.BootJitter)))
+	}
+	return d
 }
 
 func (w *World) image(id string) *Image {

@@ -257,6 +257,41 @@ func TestBootDelayAndUserData(t *testing.T) {
 	}
 }
 
+// TestBootJitter: with BootJitter each instance of one request boots at
+// its own time in [BootDelay, BootDelay+BootJitter), and becomes running
+// then, not before.
+func TestBootJitter(t *testing.T) {
+	e := newEnv(t, func(o *fakeaws.Options) { o.BootDelay, o.BootJitter = 30*time.Second, 60*time.Second })
+	lt := e.launchTemplate(t, "nodes", "x86_64", "")
+	ids := launched(e.fleet(t, lt, "on-demand", "", 20, "m5.large"))
+	if len(ids) != 20 {
+		t.Fatalf("launched %d of 20", len(ids))
+	}
+	start := e.clock.Now()
+	boots := map[time.Duration]bool{}
+	for _, id := range ids {
+		in, _ := e.world.Instance(id)
+		d := in.BootAt.Sub(start)
+		if d < 30*time.Second || d >= 90*time.Second {
+			t.Fatalf("%s boots %s after launch, want within [30s, 90s)", id, d)
+		}
+		boots[d.Truncate(time.Second)] = true
+	}
+	if len(boots) < 10 {
+		t.Fatalf("20 instances boot at only %d distinct seconds: no jitter", len(boots))
+	}
+	for elapsed := time.Duration(0); elapsed <= 90*time.Second; elapsed += time.Second {
+		for _, id := range ids {
+			in, _ := e.world.Instance(id)
+			if want := !e.clock.Now().Before(in.BootAt); (in.State == "running") != want {
+				t.Fatalf("at +%s %s is %s, boots at +%s", elapsed, id, in.State, in.BootAt.Sub(start))
+			}
+		}
+		e.clock.Step(time.Second)
+		e.world.Tick()
+	}
+}
+
 // Two overrides naming the same pool (one type, two subnets of one zone)
 // must not sell the pool's last instance twice.
 func TestCreateFleetSharedPoolIsNotOversold(t *testing.T) {

@@ -112,6 +112,9 @@ type Instance struct {
 	ClientToken           string
 	// InterruptAt is when a pending spot interruption terminates the instance (zero if none).
 	InterruptAt time.Time
+	// BootAt is when a pending instance becomes running (LaunchTime plus
+	// the world's BootDelay and this instance's share of BootJitter).
+	BootAt time.Time
 }
 
 func (i Instance) clone() Instance {

@@ -30,6 +30,11 @@ type Options struct {
 	// BootDelay is how long an instance stays pending. Zero means it is
 	// running at the next Tick.
 	BootDelay time.Duration
+	// BootJitter adds to each instance's BootDelay a delay drawn uniformly
+	// from [0, BootJitter) with the world's seeded generator: EC2 boots the
+	// instances of one fleet request over tens of seconds, not at once.
+	// Zero boots every instance after exactly BootDelay.
+	BootJitter time.Duration
 	// ShutdownDelay is how long an instance stays shutting-down. Default 0.
 	ShutdownDelay time.Duration
 	// TerminatedRetention is how long terminated instances stay visible to

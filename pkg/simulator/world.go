@@ -69,6 +69,7 @@ func (s *Sim) setupAWS() error {
 		Specs:           fakeaws.SpecsFromCatalog(specs, w.Region, w.Zones),
 		DefaultCapacity: w.DefaultCapacity,
 		BootDelay:       w.BootDelay.Duration,
+		BootJitter:      w.BootJitter.Duration,
 		ShutdownDelay:   w.ShutdownDelay.Duration,
 		Seed:            s.seed,
 		ClusterName:     w.ClusterName,
@@ -453,8 +454,8 @@ func (s *Sim) worldEvent(e fakeaws.Event) {
 	switch e.Kind {
 	case fakeaws.EventLaunched:
 		s.bill.launched(in)
-		// The world boots the instance BootDelay from now: wake up then.
-		s.schedule(s.now+s.sc.World.BootDelay.Duration, prioNormal, func() {})
+		// The world boots the instance at its BootAt: wake up then.
+		s.schedule(in.BootAt.Sub(Epoch), prioNormal, func() {})
 	case fakeaws.EventRunning:
 		s.kubelets.instanceRunning(in)
 	case fakeaws.EventInterrupted:

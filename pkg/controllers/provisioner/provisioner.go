@@ -222,7 +222,8 @@ func (p *Provisioner) round(ctx context.Context) (bool, error) {
 		newClaims = append(append([]*scheduling.ClaimPlan(nil), newClaims...), buffers.NewClaims...)
 	}
 	claims := p.createAll(ctx, byName, newClaims)
-	kv := []any{"pending", len(pending), "nominated", len(plan.Nominations), "newClaims", len(claims),
+	kv := []any{"pending", len(pending), "lapsed", len(gathered.Lapsed), "held", heldCount(gathered.Held),
+		"nominated", len(plan.Nominations), "newClaims", len(claims),
 		"unschedulable", len(plan.Unschedulable), "duration", p.clk.Since(start).String()}
 	if buffers != nil {
 		kv = append(kv, "bufferPods", len(buffered), "bufferClaims", len(buffers.NewClaims), "bufferUnplaced", len(buffers.Unschedulable))
@@ -244,6 +245,15 @@ func (p *Provisioner) pending(snap *state.Snapshot) provisioning.Pending {
 	// Pods a ProvisioningRequest booked room for wait for it.
 	out.Pods, _ = provisioning.WaitingForBooking(out.Pods, p.cluster.BookingLive)
 	return out
+}
+
+// heldCount is the number of pods nominations hold back.
+func heldCount(held map[string][]*corev1.Pod) int {
+	n := 0
+	for _, pods := range held {
+		n += len(pods)
+	}
+	return n
 }
 
 // pools fetches the instance types of every usable pool; a pool whose types

@@ -161,6 +161,14 @@ func (s *Scenario) Validate() error {
 	if s.SampleInterval.Duration <= 0 {
 		add("sampleInterval must be positive")
 	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"bootDelay", s.World.BootDelay.Duration}, {"bootJitter", s.World.BootJitter.Duration}, {"shutdownDelay", s.World.ShutdownDelay.Duration}} {
+		if d.v < 0 {
+			add("world.%s must not be negative, got %s", d.name, d.v)
+		}
+	}
 	zones := map[string]bool{}
 	for _, z := range s.World.Zones {
 		zones[z] = true

@@ -104,6 +104,8 @@ queues: [{name: q}]
 		{name: "ami release without a name", extra: "events: [{at: 1m, amiRelease: {}}]\n", wantErr: `amiRelease needs a release name without spaces or slashes (like v20260105), got ""`},
 		{name: "node condition on no pool", extra: "events: [{at: 1m, nodeCondition: {pool: nope}}]\n", wantErr: `nodeCondition needs one of the nodePools`},
 		{name: "a healthy node condition", extra: "events: [{at: 1m, nodeCondition: {pool: p, status: \"True\"}}]\n", wantErr: `nodeCondition status "True": want False or Unknown`},
+		{name: "boot jitter", extra: "world: {bootDelay: 20s, bootJitter: 40s}\n"},
+		{name: "negative boot jitter", extra: "world: {bootJitter: -5s}\n", wantErr: "world.bootJitter must not be negative, got -5s"},
 		{name: "scaler max below min", extra: "queueWorkers: [{name: w, queue: q, processingTime: 1s, template: {}, scaler: {minReplicaCount: 5, maxReplicaCount: 2}}]\n", wantErr: "maxReplicas"},
 	}
 	for _, tt := range tests {

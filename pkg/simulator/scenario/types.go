@@ -80,6 +80,9 @@ type World struct {
 	Pools []PoolOverride `json:"pools,omitempty"`
 	// BootDelay is from launch until the node is Ready (default 40s).
 	BootDelay metav1.Duration `json:"bootDelay,omitempty"`
+	// BootJitter spreads boots: each instance takes BootDelay plus a
+	// seeded draw from [0, bootJitter) (default 0: all take BootDelay).
+	BootJitter metav1.Duration `json:"bootJitter,omitempty"`
 	// ShutdownDelay is how long a terminated instance stays shutting-down
 	// before it is gone (default 30s). Billing stops when it starts.
 	ShutdownDelay metav1.Duration `json:"shutdownDelay,omitempty"`
