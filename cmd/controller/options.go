@@ -162,7 +162,7 @@ func parse(fs *flag.FlagSet, args []string, env func(string) string) (*Options, 
 	dur(&o.RegistrationTimeout, "registration-timeout", "REGISTRATION_TIMEOUT", lifecycle.DefaultTimeouts().Registration, "a launched instance whose node does not register in time is terminated")
 	dur(&o.GCInterval, "gc-interval", "GC_INTERVAL", 30*time.Second, "how often cloud instances are reconciled against NodeClaims")
 	dur(&o.GCGrace, "gc-grace", "GC_GRACE", 30*time.Second, "how old an unaccounted instance must be before it is terminated")
-	dur(&o.NominationTTL, "nomination-ttl", "NOMINATION_TTL", provisioning.DefaultNominationTTL, "how long a pod planned onto in-flight capacity is kept out of new batches")
+	dur(&o.NominationTTL, "nomination-ttl", "NOMINATION_TTL", provisioning.DefaultNominationTTL, "how long a pod planned onto a node that is neither ready nor a launching NodeClaim is kept out of new batches (a nomination onto a launching NodeClaim lasts until it initializes or is deleted)")
 	dur(&o.DisruptionValidationDelay, "disruption-validation-delay", "DISRUPTION_VALIDATION_DELAY", disruptor.DefaultValidationDelay,
 		"a disruption is carried out only if it still holds when planned again this much later")
 	str(&o.PreferencePolicy, "preference-policy", "PREFERENCE_POLICY", string(scheduling.PreferenceRespect),

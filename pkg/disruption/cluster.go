@@ -151,7 +151,7 @@ func begin(in Input) *working {
 	}
 	nominated := in.Nominated
 	if nominated == nil {
-		nominated = func(types.UID) (string, bool) { return "", false }
+		nominated = func(types.UID) (string, time.Time, bool) { return "", time.Time{}, false }
 	}
 	pending := provisioning.PendingPods(snap, nominated, in.Now)
 	// Nodes and claims pods are nominated to are no candidates, also a

@@ -335,7 +335,7 @@ func TestPlan(t *testing.T) {
 				a := w.node("p", "large", "zone-a", od)
 				pending := w.pod("", "1", unschedulable)
 				return w.input(func(in *Input) {
-					in.Nominated = func(uid types.UID) (string, bool) { return a, uid == pending.UID }
+					in.Nominated = func(uid types.UID) (string, time.Time, bool) { return a, in.Now.Add(time.Minute), uid == pending.UID }
 				})
 			},
 			wantSkips: map[string]SkipReason{"p-01": SkipPodsNominated},

@@ -14,9 +14,14 @@ const (
 	// batch again, so a pod whose nomination lapsed, or whose pool became
 	// ready, is not forgotten.
 	DefaultRecheckInterval = 10 * time.Second
-	// DefaultNominationTTL is how long a pod planned onto a node or an
-	// in-flight claim is kept out of new batches; past it the pod is planned
-	// again (the node may never come).
+	// DefaultNominationTTL is how long a pod planned onto a target that is
+	// neither a launching claim nor ready (a claim the cache has not shown
+	// yet, a node Nodesmith does not manage) is kept out of new batches;
+	// past it the pod is planned again (the node may never come). A
+	// nomination onto a launching claim lasts until the claim initializes
+	// (then NominationGrace) or is deleted (its launch and registration
+	// timeouts delete it): a thousand claims can take longer than a minute
+	// to launch, and planning their pods again then doubles the fleet.
 	DefaultNominationTTL = time.Minute
 	// NominationGrace is how long kube-scheduler gets to bind pods to a
 	// node that became ready for them before a still-pending pod is planned

@@ -72,17 +72,17 @@ func goingAway(snap *Snapshot) map[string]bool {
 	return out
 }
 
-// NominatedTargets are the nodes and claims that live nominations of pods
-// not bound yet hold room on. Every live nomination counts, also one the
-// provisioner is about to let lapse: the pod may still land there. A target
-// in the set must not be taken for empty capacity.
+// NominatedTargets are the nodes and claims that nominations of pods not
+// bound yet hold room on. Every nomination the provisioner has not dropped
+// counts, also one it is about to let lapse: the pod may still land there.
+// A target in the set must not be taken for empty capacity.
 func NominatedTargets(snap *Snapshot, nominated NominatedFunc) map[string]bool {
 	out := map[string]bool{}
 	for _, p := range snap.Pods {
 		if p.DeletionTimestamp != nil || p.Spec.NodeName != "" {
 			continue
 		}
-		if target, ok := nominated(p.UID); ok {
+		if target, _, ok := nominated(p.UID); ok {
 			out[target] = true
 		}
 	}

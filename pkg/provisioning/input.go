@@ -16,9 +16,10 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/scheduling"
 )
 
-// NominatedFunc returns the target (node or claim name) a pod's live
-// nomination holds it for, if any.
-type NominatedFunc func(pod types.UID) (target string, ok bool)
+// NominatedFunc returns the target (node or claim name) a pod was
+// nominated to and when that nomination's TTL runs out, if the pod has
+// one; PendingPods judges whether it still holds.
+type NominatedFunc func(pod types.UID) (target string, expires time.Time, ok bool)
 
 // Pending is the pods one cycle plans and the ones nominations hold back.
 type Pending struct {
@@ -30,7 +31,9 @@ type Pending struct {
 	// been ready for NominationGrace and they are still pending, or it is
 	// ready and the pods bound to it leave no room for them (kube-scheduler
 	// filled it with other pods, as it ignores nominations), so they lost
-	// their place and are planned now rather than at expiry.
+	// their place and are planned now rather than at expiry; or its
+	// target is going away; or its TTL ran out and the target is neither
+	// ready nor a launching claim.
 	Lapsed []types.UID
 	// Blocked are provisionable pods not planned because of their volumes
 	// (VolumeRequirements' error: a missing claim, class or volume, an
@@ -53,7 +56,7 @@ type Blocked struct {
 // its volumes' topology in its required node affinity (a copy,
 // WithVolumeTopology), or is Blocked when its volumes are not ready.
 func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending {
-	ready := readySince(snap)
+	ready, launching := readySince(snap)
 	room := newRoom(snap)
 	leaving := goingAway(snap)
 	out := Pending{Held: map[string][]*corev1.Pod{}}
@@ -61,12 +64,8 @@ func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending
 		if !lifecycle.Provisionable(pod, now) {
 			continue
 		}
-		if target, ok := nominated(pod.UID); ok {
-			// A target going away (deleted, or marked Disrupting: an
-			// interruption or a disruption) will not run the pod: planned
-			// again at once, not when the nomination runs out.
-			at, isReady := ready[target]
-			if !leaving[target] && (!isReady || now.Sub(at) < NominationGrace && room.take(target, pod)) {
+		if target, expires, ok := nominated(pod.UID); ok {
+			if holds(target, pod, expires, now, ready, launching, leaving, room) {
 				out.Held[target] = append(out.Held[target], pod)
 				continue
 			}
@@ -82,12 +81,39 @@ func PendingPods(snap *Snapshot, nominated NominatedFunc, now time.Time) Pending
 	return out
 }
 
-// readySince maps claim and node names to when the claim initialized.
-func readySince(snap *Snapshot) map[string]time.Time {
-	out := map[string]time.Time{}
+// holds is the one rule for whether a pod's nomination onto target still
+// holds it back from planning:
+//   - a target going away (deleted, or marked Disrupting: an interruption
+//     or a disruption) will not run the pod: planned again at once;
+//   - a ready target gets NominationGrace for kube-scheduler to bind the
+//     pod, while its room lasts (room.take);
+//   - a launching claim holds its pods until it initializes or is deleted,
+//     whatever the TTL: its launch and registration timeouts bound it, and
+//     planning its pods again while it boots would launch their capacity
+//     twice;
+//   - any other target (a claim not in the cache yet, a node that is not
+//     ours) holds them until the nomination's TTL runs out.
+func holds(target string, pod *corev1.Pod, expires, now time.Time, ready map[string]time.Time, launching, leaving map[string]bool, room *room) bool {
+	if leaving[target] {
+		return false
+	}
+	if at, ok := ready[target]; ok {
+		return now.Sub(at) < NominationGrace && room.take(target, pod)
+	}
+	return launching[target] || now.Before(expires)
+}
+
+// readySince maps claim and node names to when the claim initialized, and
+// names the claims (and their nodes) still launching: not initialized.
+func readySince(snap *Snapshot) (map[string]time.Time, map[string]bool) {
+	out, launching := map[string]time.Time{}, map[string]bool{}
 	for _, c := range snap.NodeClaims {
 		cond := meta.FindStatusCondition(c.Status.Conditions, nsv1.ConditionInitialized)
 		if cond == nil || cond.Status != metav1.ConditionTrue {
+			launching[c.Name] = true
+			if c.Status.NodeName != "" {
+				launching[c.Status.NodeName] = true
+			}
 			continue
 		}
 		out[c.Name] = cond.LastTransitionTime.Time
@@ -95,7 +121,7 @@ func readySince(snap *Snapshot) map[string]time.Time {
 			out[c.Status.NodeName] = cond.LastTransitionTime.Time
 		}
 	}
-	return out
+	return out, launching
 }
 
 // UsablePools are the pools a cycle may launch into: not being deleted and

@@ -1,6 +1,7 @@
 package provisioning
 
 import (
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -48,12 +49,19 @@ func deleted[T interface{ SetDeletionTimestamp(*metav1.Time) }](o T) T {
 	return o
 }
 
-func noNominations(types.UID) (string, bool) { return "", false }
+func noNominations(types.UID) (string, time.Time, bool) { return "", time.Time{}, false }
 
-func nominations(m map[string]string) NominatedFunc {
-	return func(uid types.UID) (string, bool) {
+// nominations nominates pods to targets (pod → target); those listed in
+// expired have a nomination whose TTL ran out a second ago, the rest one
+// that runs a minute more.
+func nominations(m map[string]string, expired ...string) NominatedFunc {
+	return func(uid types.UID) (string, time.Time, bool) {
 		t, ok := m[string(uid)]
-		return t, ok
+		expires := now.Add(time.Minute)
+		if slices.Contains(expired, string(uid)) {
+			expires = now.Add(-time.Second)
+		}
+		return t, expires, ok
 	}
 }
 
@@ -78,6 +86,7 @@ func TestPendingPods(t *testing.T) {
 		pods       []*corev1.Pod
 		claims     []*nsv1.NodeClaim
 		nominated  map[string]string
+		expired    []string // pods whose nomination's TTL ran out
 		wantPods   []string
 		wantHeld   map[string][]string
 		wantLapsed []string
@@ -89,6 +98,17 @@ func TestPendingPods(t *testing.T) {
 		{name: "a pod nominated to a launching claim is held on it", pods: []*corev1.Pod{pendingPod("a"), pendingPod("b")},
 			claims: []*nsv1.NodeClaim{claim("c1", "default", -1)}, nominated: map[string]string{"a": "c1"},
 			wantPods: []string{"b"}, wantHeld: map[string][]string{"c1": {"a"}}},
+		// A thousand claims can take more than the TTL to launch: planning
+		// their pods again then would launch the capacity twice. The
+		// claim's launch and registration timeouts end the nomination.
+		{name: "a pod nominated to a launching claim is held past its TTL", pods: []*corev1.Pod{pendingPod("a")},
+			claims: []*nsv1.NodeClaim{claim("c1", "default", -1)}, nominated: map[string]string{"a": "c1"}, expired: []string{"a"},
+			wantHeld: map[string][]string{"c1": {"a"}}},
+		// A target the snapshot does not show (a claim just created, not in
+		// the cache yet; a node that went) holds its pods until the TTL.
+		{name: "a pod nominated to a target not in the snapshot is held until its TTL", pods: []*corev1.Pod{pendingPod("a"), pendingPod("b")},
+			nominated: map[string]string{"a": "c9", "b": "c9"}, expired: []string{"b"},
+			wantPods: []string{"b"}, wantHeld: map[string][]string{"c9": {"a"}}, wantLapsed: []string{"b"}},
 		{name: "a pod nominated to a claim ready within the grace is held", pods: []*corev1.Pod{pendingPod("a")},
 			claims: []*nsv1.NodeClaim{claim("c1", "default", NominationGrace/2)}, nominated: map[string]string{"a": "c1"},
 			wantHeld: map[string][]string{"c1": {"a"}}},
@@ -145,7 +165,7 @@ func TestPendingPods(t *testing.T) {
 					snap.PodsByNode[p.Spec.NodeName] = append(snap.PodsByNode[p.Spec.NodeName], p)
 				}
 			}
-			got := PendingPods(snap, nominations(tt.nominated), now)
+			got := PendingPods(snap, nominations(tt.nominated, tt.expired...), now)
 			if g, w := uids(got.Pods), tt.wantPods; !equal(g, w) {
 				t.Errorf("Pods = %v, want %v", g, w)
 			}

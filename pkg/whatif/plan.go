@@ -226,7 +226,7 @@ func commitmentCost(in scheduling.Input, plan *scheduling.Plan) (*CommitmentCost
 }
 
 // noNominations: the controller keeps nominations in memory; a snapshot has none.
-func noNominations(types.UID) (string, bool) { return "", false }
+func noNominations(types.UID) (string, time.Time, bool) { return "", time.Time{}, false }
 
 // workloadPods are the pods a replacement fleet must run: bound or
 // provisionable pods that are not finished, terminating, DaemonSet or

@@ -86,11 +86,11 @@ func TestGoingAwayReleasesNominations(t *testing.T) {
 				t.Fatalf("replanned %v, want %v", got, want)
 			}
 			for _, uid := range want {
-				if target, ok := f.cluster.Nominated(uid); ok {
+				if target, _, ok := f.cluster.Nominated(uid); ok {
 					t.Errorf("pod %s still nominated to %s", uid, target)
 				}
 			}
-			if target, ok := f.cluster.Nominated("elsewhere"); !ok || target != "other-claim" {
+			if target, _, ok := f.cluster.Nominated("elsewhere"); !ok || target != "other-claim" {
 				t.Errorf("a nomination elsewhere was released (%q, %v)", target, ok)
 			}
 		})

@@ -32,7 +32,7 @@ func TestProvisionKeepsBufferRoom(t *testing.T) {
 		t.Fatalf("%d claims, want the real pod's and at least one for the buffer's 2 chunks of 1500m", len(claims))
 	}
 	for _, p := range virtual {
-		if target, ok := f.cluster.Nominated(p.UID); ok {
+		if target, _, ok := f.cluster.Nominated(p.UID); ok {
 			t.Errorf("virtual pod %s nominated to %s", p.Name, target)
 		}
 	}

@@ -37,12 +37,15 @@ func TestPendingReleasesNominationsOfReadyTargets(t *testing.T) {
 		nominateTo    string
 		wantPending   bool
 		wantNominated bool
+		after         time.Duration // the clock moves on after the nomination
 	}{
 		{name: "nominated to a launching claim", target: claim("c1", -1), nominateTo: "c1", wantNominated: true},
 		{name: "nominated to a claim ready for a moment", target: claim("c2", 5*time.Second), nominateTo: "c2", wantNominated: true},
 		{name: "nominated to a claim ready past the grace", target: claim("c3", time.Minute), nominateTo: "c3", wantPending: true},
 		{name: "nominated to the claim's node, ready past the grace", target: claim("c4", time.Minute), nominateTo: "c4-node", wantPending: true},
 		{name: "not nominated", target: claim("c5", -1), wantPending: true},
+		{name: "nominated to a launching claim, past the TTL", target: claim("c6", -1), nominateTo: "c6", wantNominated: true, after: 2 * time.Hour},
+		{name: "nominated to a target not in the snapshot, past the TTL", target: claim("c7", -1), nominateTo: "gone", wantPending: true, after: 2 * time.Hour},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,6 +56,7 @@ func TestPendingReleasesNominationsOfReadyTargets(t *testing.T) {
 			if tt.nominateTo != "" {
 				cluster.Nominate(pod.UID, tt.nominateTo)
 			}
+			clk.Step(tt.after)
 			snap := &state.Snapshot{Pods: []*corev1.Pod{pod}, NodeClaims: []*nsv1.NodeClaim{tt.target}}
 			got := p.pending(snap)
 			pending, nominated := got.Pods, got.Held
@@ -62,7 +66,7 @@ func TestPendingReleasesNominationsOfReadyTargets(t *testing.T) {
 			if (len(nominated[tt.nominateTo]) == 1) != tt.wantNominated {
 				t.Errorf("nominated = %v, want nominated %v", nominated, tt.wantNominated)
 			}
-			if _, still := cluster.Nominated(pod.UID); still != tt.wantNominated {
+			if _, _, still := cluster.Nominated(pod.UID); still != tt.wantNominated {
 				t.Errorf("nomination held = %v, want %v", still, tt.wantNominated)
 			}
 		})

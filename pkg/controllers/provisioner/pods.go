@@ -55,7 +55,7 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 	// their nodes boot, kube-scheduler re-marks them Unschedulable, and a
 	// burst's hundreds of such updates would keep a new pod waiting for
 	// the window's maximum instead of its idle time.
-	if _, nominated := c.cluster.Nominated(pod.UID); nominated {
+	if _, _, nominated := c.cluster.Nominated(pod.UID); nominated {
 		c.provisioner.TriggerQuiet(string(pod.UID))
 	} else {
 		c.provisioner.Trigger(string(pod.UID))

@@ -207,7 +207,7 @@ func TestNominatedPodsDoNotHoldTheWindowOpen(t *testing.T) {
 	if err := f.p.Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.cluster.Nominated(podUID(t, f.ns, "p0")); !ok {
+	if _, _, ok := f.cluster.Nominated(podUID(t, f.ns, "p0")); !ok {
 		t.Fatal("p0 was not nominated by the cycle")
 	}
 	f.pendingPod(t, "fresh", "1")

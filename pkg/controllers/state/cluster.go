@@ -28,7 +28,9 @@ type Cluster struct {
 	// without copying them; see SharedLister.
 	shared SharedLister
 	// nominationTTL is how long a nomination holds a pod back from new
-	// batches; past it the pod is planned again (the node may never come).
+	// batches when its target is neither a launching claim nor ready (a
+	// claim not in the cache yet, a node we do not manage); past it the
+	// pod is planned again (the node may never come).
 	nominationTTL time.Duration
 
 	mu          sync.Mutex
@@ -66,19 +68,20 @@ func (c *Cluster) Nominate(pod types.UID, target string) {
 	c.nominations[pod] = nomination{target: target, expires: c.clk.Now().Add(c.nominationTTL)}
 }
 
-// Nominated returns the target pod was nominated to, if the nomination holds.
-func (c *Cluster) Nominated(pod types.UID) (string, bool) {
+// Nominated returns the target pod was nominated to and when the
+// nomination's TTL runs out, if the pod has one. An expired nomination is
+// still returned: whether it holds depends on its target
+// (provisioning.PendingPods: one onto a launching claim holds until the
+// claim initializes or goes), and the cycle that judges it lapsed, or the
+// pod's binding or deletion, forgets it.
+func (c *Cluster) Nominated(pod types.UID) (string, time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n, ok := c.nominations[pod]
 	if !ok {
-		return "", false
+		return "", time.Time{}, false
 	}
-	if !c.clk.Now().Before(n.expires) {
-		delete(c.nominations, pod)
-		return "", false
-	}
-	return n.target, true
+	return n.target, n.expires, true
 }
 
 // ReleaseTarget drops every nomination onto target (its claim failed or was
@@ -94,24 +97,6 @@ func (c *Cluster) ReleaseTarget(target string) []types.UID {
 		}
 	}
 	return out
-}
-
-// HasNominations reports whether any live nomination targets one of targets.
-func (c *Cluster) HasNominations(targets ...string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.clk.Now()
-	for _, n := range c.nominations {
-		if !now.Before(n.expires) {
-			continue
-		}
-		for _, t := range targets {
-			if t != "" && n.target == t {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Forget drops pod's nomination (it was bound or deleted).
