@@ -175,6 +175,9 @@ func (l *Launcher) Record(ctx context.Context, claim, created *nsv1.NodeClaim, e
 	}
 	PopulateStatus(claim, created)
 	lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.Condition(nsv1.ConditionLaunched, true, "", ""), claim.Generation, now)
+	// Until the cache shows this status, the lifecycle controller must not
+	// take the claim for unlaunched and launch it again.
+	l.cluster.Launched(claim.Name)
 	l.metrics.NodeClaimsLaunched.WithLabelValues(poolOf(claim), claim.Status.CapacityType).Inc()
 	l.recorder.Publish(events.Normal(claim, events.ReasonLaunched, "Launch", fmt.Sprintf("launched %s %s in %s at $%s/h (%s)",
 		claim.Status.CapacityType, claim.Status.InstanceType, claim.Status.Zone, priceString(claim), claim.Status.ProviderID)))

@@ -1,6 +1,7 @@
 package nodeclaim
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
+	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
@@ -115,6 +117,32 @@ func TestLaunchWaitsWhileAnotherLaunchIsInFlight(t *testing.T) {
 	}
 	if n := len(f.cloud.Calls("Create")); n != 0 {
 		t.Fatalf("Create called %d times while another launch held the claim", n)
+	}
+}
+
+// A claim launched a moment ago (by the provisioner, whose status write the
+// cache has not shown yet) is not launched again from a stale copy: the
+// controller waits instead of calling the cloud a second time, until
+// state.LaunchedHold has passed.
+func TestLaunchDoesNotRepeatALaunchTheCacheHasNotShownYet(t *testing.T) {
+	f := newFixture()
+	claim := create(t, controllertest.NodeClaim(uniq("stale"), "pool-a"))
+	stale := claim.DeepCopy()
+	if out, err := f.c.launcher.Launch(context.Background(), claim); out != Launched || err != nil {
+		t.Fatalf("first launch = %v, %v", out, err)
+	}
+	if out, err := f.c.launcher.Launch(context.Background(), stale); out != Busy || err != nil {
+		t.Fatalf("launch from a stale copy = %v, %v; want Busy", out, err)
+	}
+	if n := len(f.cloud.Calls("Create")); n != 1 {
+		t.Fatalf("Create called %d times, want 1", n)
+	}
+	f.clk.Step(state.LaunchedHold)
+	if out, err := f.c.launcher.Launch(context.Background(), stale); out != Launched || err != nil {
+		t.Fatalf("launch past the hold = %v, %v; want Launched", out, err)
+	}
+	if n := len(f.cloud.Calls("Create")); n != 2 {
+		t.Fatalf("Create called %d times past the hold, want 2 (the provider adopts the instance)", n)
 	}
 }
 

@@ -36,8 +36,12 @@ type Cluster struct {
 	mu          sync.Mutex
 	nominations map[types.UID]nomination
 	launching   map[string]struct{}
-	buffers     map[string][]*corev1.Pod
-	bookings    map[string]booking
+	// launched is when this process launched each claim, for
+	// LaunchedHold; pruned in Launched.
+	launched   map[string]time.Time
+	lastPruned time.Time
+	buffers    map[string][]*corev1.Pod
+	bookings   map[string]booking
 }
 
 type nomination struct {
@@ -48,7 +52,7 @@ type nomination struct {
 // NewCluster reads through c (the manager's cached client).
 func NewCluster(c client.Reader, clk clock.Clock, nominationTTL time.Duration) *Cluster {
 	return &Cluster{c: c, clk: clk, nominationTTL: nominationTTL,
-		nominations: map[types.UID]nomination{}, launching: map[string]struct{}{}}
+		nominations: map[types.UID]nomination{}, launching: map[string]struct{}{}, launched: map[string]time.Time{}}
 }
 
 // ListSharedFrom makes snapshots read pods, nodes and NodeClaims through l
@@ -106,16 +110,45 @@ func (c *Cluster) Forget(pod types.UID) {
 	delete(c.nominations, pod)
 }
 
+// LaunchedHold is how long a claim this process launched is not launched
+// again while the cache still shows it unlaunched: its Launched status is
+// on its way. Past it, a claim still shown unlaunched (its status write
+// failed) is launched again, and the provider adopts the instance the
+// first launch started (by its claim tag) instead of starting another.
+const LaunchedHold = 30 * time.Second
+
 // StartLaunch marks claim as being launched by the caller; it returns false
-// when someone else already is.
+// when someone else already is, or when this process launched it less than
+// LaunchedHold ago.
 func (c *Cluster) StartLaunch(claim string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.launching[claim]; ok {
 		return false
 	}
+	if at, ok := c.launched[claim]; ok && c.clk.Since(at) < LaunchedHold {
+		return false
+	}
 	c.launching[claim] = struct{}{}
 	return true
+}
+
+// Launched records that claim was launched now (its status is being
+// written), for StartLaunch.
+func (c *Cluster) Launched(claim string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clk.Now()
+	c.launched[claim] = now
+	if now.Sub(c.lastPruned) < LaunchedHold {
+		return
+	}
+	c.lastPruned = now
+	for name, at := range c.launched {
+		if now.Sub(at) >= LaunchedHold {
+			delete(c.launched, name)
+		}
+	}
 }
 
 // EndLaunch clears the mark set by StartLaunch.

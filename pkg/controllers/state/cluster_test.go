@@ -64,6 +64,34 @@ func TestLaunchMarks(t *testing.T) {
 	}
 }
 
+// TestLaunchedHold: a claim this process launched is not launched again
+// while the cache may still show it unlaunched, and is after LaunchedHold
+// (its status write failed: the provider adopts the instance).
+func TestLaunchedHold(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	c := NewCluster(nil, clk, time.Minute)
+	if !c.StartLaunch("y") {
+		t.Fatal("first StartLaunch refused")
+	}
+	c.Launched("y")
+	c.EndLaunch("y")
+	clk.Step(LaunchedHold - time.Second)
+	if c.StartLaunch("y") {
+		t.Fatalf("StartLaunch %s after the launch was allowed", LaunchedHold-time.Second)
+	}
+	if !c.StartLaunch("z") {
+		t.Fatal("another claim was refused")
+	}
+	clk.Step(time.Second)
+	if !c.StartLaunch("y") {
+		t.Fatalf("StartLaunch %s after the launch was refused", LaunchedHold)
+	}
+	c.Launched("z") // prunes y's record
+	if _, ok := c.launched["y"]; ok {
+		t.Fatal("an expired launch record was kept")
+	}
+}
+
 func TestInstanceID(t *testing.T) {
 	for pid, want := range map[string]string{
 		"aws:///us-east-1a/i-0123456789abcdef0": "i-0123456789abcdef0",
