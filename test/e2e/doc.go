@@ -14,5 +14,14 @@
 // Instances boot in 2 s here (EC2 takes tens of seconds) so the lab fits in
 // CI time on two cores.
 //
+// The lab stops at its first failed step (later steps start from the state
+// earlier ones leave and could only wait out their timeouts); run one on
+// its own with -run 'TestLab/^<number>_'. TestMain prints a summary last —
+// steps passed, failed, running and not run, and each step's time — and a
+// watchdog ends the lab two minutes before go test's -timeout: it prints
+// where the running step waits and the controller's log tail, stops the
+// lab's processes and exits 1, so a stuck step is named rather than buried
+// under a goroutine dump.
+//
 // Test-only package: no production code imports it.
 package e2e

@@ -72,7 +72,13 @@ func runLab(m *testing.M) int {
 		return 1
 	}
 	lab = l
+	if d := testTimeout(); d > watchdogMargin {
+		disarm := startWatchdog(l, time.Now().Add(d-watchdogMargin))
+		defer disarm()
+	}
 	code := m.Run()
+	// Last, where CI shows the tail of a red run.
+	defer fmt.Print(steps.summary(time.Now()))
 	cancel()
 	if err := l.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: stopping the lab: %v\n", err)
