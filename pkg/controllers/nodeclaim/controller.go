@@ -122,6 +122,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	base := claim.DeepCopy()
 	defer func() {
 		if perr := c.persist(ctx, base, claim); perr != nil {
+			if launched(claim) && !launched(base) {
+				c.cluster.LaunchNotRecorded(claim.Name)
+			}
 			err = errors.Join(err, perr)
 		}
 	}()
@@ -142,6 +145,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		results = append(results, r)
 	}
 	return lowest(results), nil
+}
+
+func launched(claim *nsv1.NodeClaim) bool {
+	return lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched)
 }
 
 // persist writes metadata then status changes made by the phases.

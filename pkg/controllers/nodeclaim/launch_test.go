@@ -6,10 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
@@ -144,6 +148,54 @@ func TestLaunchDoesNotRepeatALaunchTheCacheHasNotShownYet(t *testing.T) {
 	if n := len(f.cloud.Calls("Create")); n != 2 {
 		t.Fatalf("Create called %d times past the hold, want 2 (the provider adopts the instance)", n)
 	}
+}
+
+// A launch whose status write failed is not held for state.LaunchedHold:
+// the cache will never show that status, so the next reconcile launches
+// again at once and the provider adopts the instance by its claim tag.
+func TestLaunchWhoseStatusWriteFailedIsNotHeld(t *testing.T) {
+	f := newFixture()
+	claim := create(t, controllertest.NodeClaim(uniq("unwritten"), "pool-a"))
+	failing := statusWritesFail{h.Client}
+	rec, _ := controllertest.Recorder(f.clk)
+	broken := New(failing, f.cloud, f.cluster, f.clk, rec, controllertest.Metrics(), Options{
+		Timeouts: lifecycle.Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute},
+	})
+	if _, err := broken.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: claim.Name}}); err == nil {
+		t.Fatal("reconcile with a failing status write returned no error")
+	}
+	if n := len(f.cloud.Calls("Create")); n != 1 {
+		t.Fatalf("Create called %d times, want 1", n)
+	}
+	stale := &nsv1.NodeClaim{}
+	if err := h.Client.Get(context.Background(), types.NamespacedName{Name: claim.Name}, stale); err != nil {
+		t.Fatal(err)
+	}
+	if lifecycle.IsTrue(stale.Status.Conditions, nsv1.ConditionLaunched) {
+		t.Fatal("the failed status write reached the API server")
+	}
+	if out, err := f.c.launcher.Launch(context.Background(), stale); out != Launched || err != nil {
+		t.Fatalf("launch after the failed status write = %v, %v; want Launched at once, not held", out, err)
+	}
+	if n := len(f.cloud.Calls("Create")); n != 2 {
+		t.Fatalf("Create called %d times, want 2", n)
+	}
+}
+
+// statusWritesFail is a client whose status writes fail, as while the API
+// server restarts.
+type statusWritesFail struct{ client.Client }
+
+func (c statusWritesFail) Status() client.SubResourceWriter { return failingWriter{c.Client.Status()} }
+
+type failingWriter struct{ client.SubResourceWriter }
+
+func (failingWriter) Patch(context.Context, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+	return errors.New("the API server is restarting")
+}
+
+func (failingWriter) Update(context.Context, client.Object, ...client.SubResourceUpdateOption) error {
+	return errors.New("the API server is restarting")
 }
 
 func hasFinalizer(c *nsv1.NodeClaim) bool {

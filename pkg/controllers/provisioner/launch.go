@@ -225,6 +225,9 @@ func (p *Provisioner) persist(ctx context.Context, base, claim *nsv1.NodeClaim, 
 	now := metav1.NewTime(p.clk.Now())
 	lifecycle.SetCondition(&claim.Status.Conditions, lifecycle.ClaimReady(claim.Status.Conditions), claim.Generation, now)
 	if perr := nodeclaim.Persist(ctx, p.kube, base, claim); perr != nil {
+		if out == nodeclaim.Launched {
+			p.cluster.LaunchNotRecorded(claim.Name)
+		}
 		return out, perr
 	}
 	p.recent.add(claim)

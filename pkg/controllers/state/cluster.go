@@ -151,6 +151,16 @@ func (c *Cluster) Launched(claim string) {
 	}
 }
 
+// LaunchNotRecorded drops claim's Launched record: the status write that
+// was to carry its launch failed, so the cache will not show it, and the
+// next launch (which adopts the instance by its claim tag) need not wait
+// out LaunchedHold.
+func (c *Cluster) LaunchNotRecorded(claim string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.launched, claim)
+}
+
 // EndLaunch clears the mark set by StartLaunch.
 func (c *Cluster) EndLaunch(claim string) {
 	c.mu.Lock()
