@@ -242,6 +242,7 @@ func (p *Provisioner) pending(snap *state.Snapshot) provisioning.Pending {
 	for _, uid := range out.Lapsed {
 		p.cluster.Forget(uid)
 	}
+	p.cluster.PruneNominations(snap.Pods)
 	// Pods a ProvisioningRequest booked room for wait for it.
 	out.Pods, _ = provisioning.WaitingForBooking(out.Pods, p.cluster.BookingLive)
 	return out

@@ -40,8 +40,10 @@ type Cluster struct {
 	// LaunchedHold; pruned in Launched.
 	launched   map[string]time.Time
 	lastPruned time.Time
-	buffers    map[string][]*corev1.Pod
-	bookings   map[string]booking
+	// nominationsPruned is when PruneNominations last looked.
+	nominationsPruned time.Time
+	buffers           map[string][]*corev1.Pod
+	bookings          map[string]booking
 }
 
 type nomination struct {
@@ -86,6 +88,31 @@ func (c *Cluster) Nominated(pod types.UID) (string, time.Time, bool) {
 		return "", time.Time{}, false
 	}
 	return n.target, n.expires, true
+}
+
+// PruneNominations drops the nominations of pods that are gone: pods is
+// every pod the cache holds, and a nomination past its TTL whose pod is not
+// among them belongs to a pod deleted while pending, which no pod event can
+// forget (the event names only a pod that no longer exists). It looks at
+// most once per nomination TTL, so a cycle over many pods rarely pays for
+// it.
+func (c *Cluster) PruneNominations(pods []*corev1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clk.Now()
+	if now.Sub(c.nominationsPruned) < c.nominationTTL || len(c.nominations) == 0 {
+		return
+	}
+	c.nominationsPruned = now
+	present := make(map[types.UID]struct{}, len(pods))
+	for _, p := range pods {
+		present[p.UID] = struct{}{}
+	}
+	for uid, n := range c.nominations {
+		if _, ok := present[uid]; !ok && !now.Before(n.expires) {
+			delete(c.nominations, uid)
+		}
+	}
 }
 
 // ReleaseTarget drops every nomination onto target (its claim failed or was

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -89,6 +91,40 @@ func TestLaunchedHold(t *testing.T) {
 	c.Launched("z") // prunes y's record
 	if _, ok := c.launched["y"]; ok {
 		t.Fatal("an expired launch record was kept")
+	}
+}
+
+// TestPruneNominations: a nomination whose pod was deleted while pending
+// is dropped once its TTL has run out; one whose pod is still cached, or
+// whose TTL has not run out, is kept; and the prune runs at most once per
+// TTL.
+func TestPruneNominations(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	c := NewCluster(nil, clk, time.Minute)
+	kept := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "kept"}}
+	c.Nominate("kept", "claim-a")
+	c.Nominate("deleted", "claim-a")
+	clk.Step(30 * time.Second)
+	c.Nominate("deleted-late", "claim-a")
+	clk.Step(31 * time.Second) // past the first two's TTL, not the third's
+	c.PruneNominations([]*corev1.Pod{kept})
+	for uid, want := range map[types.UID]bool{"kept": true, "deleted": false, "deleted-late": true} {
+		if _, _, ok := c.Nominated(uid); ok != want {
+			t.Errorf("nomination of %s kept = %v, want %v", uid, ok, want)
+		}
+	}
+	clk.Step(40 * time.Second) // deleted-late's TTL has run out
+	c.PruneNominations([]*corev1.Pod{kept})
+	if _, _, ok := c.Nominated("deleted-late"); !ok {
+		t.Error("pruned again within a TTL of the last prune")
+	}
+	clk.Step(30 * time.Second)
+	c.PruneNominations([]*corev1.Pod{kept})
+	if _, _, ok := c.Nominated("deleted-late"); ok {
+		t.Error("deleted-late's nomination kept a TTL after the last prune")
+	}
+	if _, _, ok := c.Nominated("kept"); !ok {
+		t.Error("the cached pod's nomination was dropped")
 	}
 }
 
