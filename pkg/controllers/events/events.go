@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
@@ -143,8 +144,27 @@ func (r *Recorder) Publish(evts ...Event) {
 		}
 		r.seen.add(key, now, r.window)
 		r.mu.Unlock()
-		r.rec.Eventf(e.Object, nil, e.Type, e.Reason, e.Action, "%s", e.Message)
+		r.rec.Eventf(e.Object, nil, e.Type, e.Reason, e.Action, "%s", Clip(e.Message))
 	}
+}
+
+// MaxMessage is the longest note kube-apiserver accepts on an
+// events.k8s.io/v1 Event, in bytes; a longer one is rejected and the event
+// lost (a CreateFleet error listing every override runs past it).
+const MaxMessage = 1024
+
+// Clip cuts msg to MaxMessage bytes on a character boundary, ending it
+// with "…" when cut.
+func Clip(msg string) string {
+	if len(msg) <= MaxMessage {
+		return msg
+	}
+	const more = "…"
+	cut := MaxMessage - len(more)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + more
 }
 
 func obj(o interface {

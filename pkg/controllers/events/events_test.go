@@ -2,8 +2,10 @@ package events
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -163,6 +165,29 @@ func TestPodUnschedulableSaysThePodOnce(t *testing.T) {
 	} {
 		if got := PodUnschedulable(pod, reason).Message; got != want {
 			t.Errorf("PodUnschedulable(%q) = %q, want %q", reason, got, want)
+		}
+	}
+}
+
+// An event's note longer than kube-apiserver's 1,024-byte limit is cut, on
+// a character boundary, instead of the whole event being rejected (a
+// CreateFleet error naming every override was).
+func TestPublishClipsLongMessages(t *testing.T) {
+	long := strings.Repeat("é", 600) // 1,200 bytes
+	for _, msg := range []string{"short", strings.Repeat("x", MaxMessage), strings.Repeat("x", MaxMessage+1), long} {
+		fr := events.NewFakeRecorder(1)
+		r := NewRecorder(fr, clocktesting.NewFakeClock(time.Now()), time.Minute)
+		r.Publish(Warning(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", UID: "u"}}, "LaunchFailed", "Launch", msg))
+		got := <-fr.Events
+		note := strings.TrimPrefix(got, "Warning LaunchFailed ")
+		if len(note) > MaxMessage || !utf8.ValidString(note) {
+			t.Errorf("note of %d bytes (valid UTF-8 %v) from a %d-byte message", len(note), utf8.ValidString(note), len(msg))
+		}
+		if len(msg) <= MaxMessage && note != msg {
+			t.Errorf("a %d-byte message was changed", len(msg))
+		}
+		if len(msg) > MaxMessage && (!strings.HasSuffix(note, "…") || !strings.HasPrefix(msg, strings.TrimSuffix(note, "…"))) {
+			t.Errorf("a %d-byte message cut to %q…, not its own start and an ellipsis", len(msg), note[:20])
 		}
 	}
 }
