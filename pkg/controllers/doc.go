@@ -24,7 +24,9 @@
 // Every reconciler follows one skeleton: get the object, put the finalizer on
 // first, patch status in a deferred call, run the phases, return the lowest
 // result. RequeueAfter waits, an error retries, reconcile.TerminalError
-// gives up; Requeue: true is never used. Decisions are the pure functions of
+// gives up; Requeue: true is never used. An error that is only
+// optimistic-lock conflicts retries after operator.ConflictRetry, logged at
+// debug level, not as an error. Decisions are the pure functions of
 // pkg/lifecycle, pkg/scheduling and pkg/disruption; these packages only
 // gather and act.
 package controllers

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -78,7 +79,45 @@ func Register(mgr ctrl.Manager, c Controller) error {
 	if workers <= 0 {
 		workers = 1
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers}).Complete(c.Reconciler)
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers}).Complete(quietConflicts{c.Reconciler})
+}
+
+// OnlyConflicts reports whether err is an optimistic-lock conflict (every
+// error of a joined one is): another writer changed the object since it was
+// read, and the retry reads it again. Routine under concurrent controllers,
+// so it is retried quietly rather than logged as an error.
+func OnlyConflicts(err error) bool {
+	if err == nil {
+		return false
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs := j.Unwrap()
+		for _, e := range errs {
+			if e != nil && !OnlyConflicts(e) {
+				return false
+			}
+		}
+		return len(errs) > 0
+	}
+	return apierrors.IsConflict(err)
+}
+
+// ConflictRetry is how soon a reconcile that failed only on conflicts runs
+// again: the next read sees the other writer's change.
+const ConflictRetry = 200 * time.Millisecond
+
+// quietConflicts retries a reconcile that failed only on conflicts after
+// ConflictRetry and logs it at debug level, instead of as a "Reconciler
+// error".
+type quietConflicts struct{ r reconcile.Reconciler }
+
+func (q quietConflicts) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := q.r.Reconcile(ctx, req)
+	if OnlyConflicts(err) {
+		log.FromContext(ctx).V(1).Info("conflict; retrying", "error", err.Error(), "after", ConflictRetry)
+		return reconcile.Result{RequeueAfter: ConflictRetry}, nil
+	}
+	return res, err
 }
 
 // AddSingleton runs s under the manager, on the leader only.
@@ -120,7 +159,11 @@ func (r *singletonRunner) Start(ctx context.Context) error {
 		}
 		wait := res.RequeueAfter
 		if err != nil {
-			logger.Error(err, "step failed")
+			if OnlyConflicts(err) {
+				logger.V(1).Info("step conflicted; retrying", "error", err.Error())
+			} else {
+				logger.Error(err, "step failed")
+			}
 			wait = Backoff(failures, singletonBackoffBase, singletonBackoffMax)
 			failures++
 		} else {
