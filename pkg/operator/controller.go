@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -108,11 +109,15 @@ const ConflictRetry = 200 * time.Millisecond
 
 // quietConflicts retries a reconcile that failed only on conflicts after
 // ConflictRetry and logs it at debug level, instead of as a "Reconciler
-// error".
+// error"; a reconcile cut short by the manager's stop is not an error.
 type quietConflicts struct{ r reconcile.Reconciler }
 
 func (q quietConflicts) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := q.r.Reconcile(ctx, req)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Shutting down: the manager's stop cut the reconcile short.
+		return reconcile.Result{}, nil
+	}
 	if OnlyConflicts(err) {
 		log.FromContext(ctx).V(1).Info("conflict; retrying", "error", err.Error(), "after", ConflictRetry)
 		return reconcile.Result{RequeueAfter: ConflictRetry}, nil

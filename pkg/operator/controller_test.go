@@ -51,4 +51,13 @@ func TestQuietConflicts(t *testing.T) {
 	if _, err := (quietConflicts{reconcileFunc(func() (reconcile.Result, error) { return reconcile.Result{}, other })}).Reconcile(context.Background(), reconcile.Request{}); !errors.Is(err, other) {
 		t.Fatalf("other error: %v; want it passed on", err)
 	}
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	canceled := fmt.Errorf("patching nodepool status: %w", context.Canceled)
+	if _, err := (quietConflicts{reconcileFunc(func() (reconcile.Result, error) { return reconcile.Result{}, canceled })}).Reconcile(stopped, reconcile.Request{}); err != nil {
+		t.Fatalf("cut short by the stop: %v; want no error", err)
+	}
+	if _, err := (quietConflicts{reconcileFunc(func() (reconcile.Result, error) { return reconcile.Result{}, canceled })}).Reconcile(context.Background(), reconcile.Request{}); err == nil {
+		t.Fatal("a canceled call while running was swallowed")
+	}
 }
