@@ -18,7 +18,6 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
-	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/clusterinfo"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
@@ -88,25 +87,13 @@ func newAWS(ctx context.Context, o *Options, restCfg *rest.Config, kube client.C
 		Options: awsprovider.Options{
 			Region: region, KubernetesVersion: info.KubernetesVersion, DiscoverInstanceTypes: true,
 			Catalog: catalogOptions(o),
-			Log:     ctrl.Log.WithName("aws"), OnEvent: providerEvents(rec),
+			Log:     ctrl.Log.WithName("aws"), OnEvent: events.ProviderNotices(rec, awsprovider.WarningEvent),
 		},
 	})
 	if err != nil {
 		return nil, aws.Config{}, fmt.Errorf("building the AWS provider: %w", err)
 	}
 	return p, awsCfg, nil
-}
-
-// providerEvents turns the provider's fallback notices into Events on the
-// claim: a fallback to on-demand costs money, so it is a Warning.
-func providerEvents(rec *events.Recorder) func(*nsv1.NodeClaim, string, string) {
-	return func(claim *nsv1.NodeClaim, reason, msg string) {
-		if reason == awsprovider.EventOnDemandFallback {
-			rec.Publish(events.Warning(claim, reason, "Launch", msg))
-			return
-		}
-		rec.Publish(events.Normal(claim, reason, "Launch", msg))
-	}
 }
 
 func serverVersion(cfg *rest.Config) func(context.Context) (string, string, error) {

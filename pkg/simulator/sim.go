@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/go-logr/logr"
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/controllers"
 	"github.com/nodesmith/nodesmith/pkg/fakeaws"
@@ -100,7 +101,9 @@ type Sim struct {
 	controllers *controllers.Set
 	driver      *driver.Driver
 	recorder    *recorder
-	intr        *interruptions
+	// providerNotices records the AWS provider's launch decisions.
+	providerNotices func(*nsv1.NodeClaim, string, string)
+	intr            *interruptions
 
 	// The parts of the cluster that are not Nodesmith.
 	sched    *schedulerLoop

@@ -203,6 +203,7 @@ func (s *Sim) setupKube() error {
 		return err
 	})
 	s.recorder = newRecorder(s)
+	s.providerNotices = nsevents.ProviderNotices(nsevents.NewRecorder(s.recorder, s.clock, 5*time.Minute), awsprovider.WarningEvent)
 	s.intr = newInterruptions(s)
 	s.bill = newBilling(s)
 	s.sched = newSchedulerLoop(s)
@@ -427,9 +428,10 @@ func (s *Sim) sdkRetried(service, operation, reason string) {
 }
 
 // providerEvent turns the provider's decisions (capacity and on-demand
-// fallbacks) into Events on the claim, as the controller records them.
+// fallbacks, adoptions) into Events on the claim, as the controller
+// records them (events.ProviderNotices).
 func (s *Sim) providerEvent(claim *nsv1.NodeClaim, reason, message string) {
-	s.recorder.Eventf(claim, nil, corev1.EventTypeWarning, reason, "Launch", "%s", message)
+	s.providerNotices(claim, reason, message)
 }
 
 // drainWorldEvents hands the instance events the simulated AWS published

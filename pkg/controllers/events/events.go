@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 )
 
 // Event is one Event to emit.
@@ -165,6 +167,21 @@ func Clip(msg string) string {
 		cut--
 	}
 	return msg[:cut] + more
+}
+
+// ProviderNotices is the function a cloud provider is given to report its
+// launch decisions (the AWS provider's Options.OnEvent): each becomes an
+// Event on the claim through rec, a Warning when warning(reason) says so
+// (a decision that costs money) and Normal otherwise. The controller and
+// the simulator both use it.
+func ProviderNotices(rec *Recorder, warning func(reason string) bool) func(claim *nsv1.NodeClaim, reason, msg string) {
+	return func(claim *nsv1.NodeClaim, reason, msg string) {
+		if warning(reason) {
+			rec.Publish(Warning(claim, reason, "Launch", msg))
+			return
+		}
+		rec.Publish(Normal(claim, reason, "Launch", msg))
+	}
 }
 
 func obj(o interface {

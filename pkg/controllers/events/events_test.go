@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apitypes "k8s.io/apimachinery/pkg/types"
@@ -188,6 +189,21 @@ func TestPublishClipsLongMessages(t *testing.T) {
 		}
 		if len(msg) > MaxMessage && (!strings.HasSuffix(note, "…") || !strings.HasPrefix(msg, strings.TrimSuffix(note, "…"))) {
 			t.Errorf("a %d-byte message cut to %q…, not its own start and an ellipsis", len(msg), note[:20])
+		}
+	}
+}
+
+// The provider's launch decisions become Events on the claim: a Warning
+// for the reasons the provider says cost money, Normal for the rest.
+func TestProviderNotices(t *testing.T) {
+	fr := events.NewFakeRecorder(4)
+	notices := ProviderNotices(NewRecorder(fr, clocktesting.NewFakeClock(time.Now()), time.Minute), func(r string) bool { return r == "OnDemandFallback" })
+	claim := &nsv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "u"}}
+	notices(claim, "CapacityFallback", "no spot capacity in us-east-1a")
+	notices(claim, "OnDemandFallback", "launching on-demand")
+	for _, want := range []string{"Normal CapacityFallback no spot capacity in us-east-1a", "Warning OnDemandFallback launching on-demand"} {
+		if got := <-fr.Events; got != want {
+			t.Errorf("event %q, want %q", got, want)
 		}
 	}
 }

@@ -78,6 +78,10 @@ const (
 	EventAdopted = "InstanceAdopted"
 )
 
+// WarningEvent reports whether an Options.OnEvent reason is worth a
+// Warning: a fallback to on-demand costs money; the others are Normal.
+func WarningEvent(reason string) bool { return reason == EventOnDemandFallback }
+
 // Config is everything New needs.
 type Config struct {
 	EC2 EC2API
