@@ -198,29 +198,44 @@ func TestHeldCommand(t *testing.T) {
 // A node a prespin command holds waits for an interruption that may never
 // come; drift and expiry do not wait with it. An expired held node is
 // replaced at once (forced); a drifted one within the budget, as any other
-// drifted node. Consolidation still leaves it.
+// drifted node. Consolidation still leaves it. The command's replacement is
+// already running for the held node's pods, so they go there rather than to
+// a second new node — unless it has not initialized yet (room that may
+// never come is not counted on) or it is drifted itself (the pods would only
+// move twice).
 func TestHeldNodeStillDriftsAndExpires(t *testing.T) {
 	const od = nsv1.CapacityTypeOnDemand
-	held := func(w *world, opts ...nodeOpt) {
+	held := func(w *world, opts []nodeOpt, replacement ...nodeOpt) {
 		a := w.node("p", "small", "zone-a", od, append([]nodeOpt{markedForRebalance,
-			claimAnnotation(nsv1.AnnotationDisruptionCommand, "d-1"), claimAnnotation(nsv1.AnnotationDisruptionReplacements, "p-02"),
+			claimAnnotation(nsv1.AnnotationDisruptionCommand, "d-1"), claimAnnotation(nsv1.AnnotationDisruptionReplacements, "p-03"),
 			claimAnnotation(nsv1.AnnotationDisruptionHold, "true")}, opts...)...)
 		w.pod(a, "1500m")
-		w.node("p", "small", "zone-a", od, lastPodEvent(time.Hour), claimAnnotation(nsv1.AnnotationReplacementFor, "d-1"))
+		w.node("p", "small", "zone-a", od, append([]nodeOpt{lastPodEvent(time.Hour), claimAnnotation(nsv1.AnnotationReplacementFor, "d-1")}, replacement...)...)
 	}
+	notInitialized := func(c *nsv1.NodeClaim, _ *corev1.Node) { c.Status.Conditions = nil }
 	for _, tc := range []struct {
 		name  string
 		build func() Input
 		want  string
 	}{
-		{name: "expired", want: "Expiration[p-01]", build: func() Input {
+		{name: "expired: its pods go to the running replacement", want: "Expiration[p-01]", build: func() Input {
 			w := newWorld(pool("p", budgets(nsv1.Budget{Nodes: "0"})))
-			held(w, createdAgo(721*time.Hour))
+			held(w, []nodeOpt{createdAgo(721 * time.Hour)})
 			return w.input()
 		}},
-		{name: "drifted", want: "Drift[p-01]", build: func() Input {
+		{name: "expired, the replacement not initialized: a new node", want: "Expiration[p-01]+1", build: func() Input {
+			w := newWorld(pool("p", budgets(nsv1.Budget{Nodes: "0"})))
+			held(w, []nodeOpt{createdAgo(721 * time.Hour)}, notInitialized)
+			return w.input()
+		}},
+		{name: "drifted template: its pods go to the running replacement", want: "Drift[p-01]", build: func() Input {
 			w := newWorld(pool("p", budgets(nsv1.Budget{Nodes: "1"})))
-			held(w)
+			held(w, []nodeOpt{claimAnnotation(nsv1.AnnotationNodePoolHash, "an-older-template")})
+			return w.input()
+		}},
+		{name: "drifted image, the replacement on the old image too: a new node", want: "Drift[p-01]+1", build: func() Input {
+			w := newWorld(pool("p", budgets(nsv1.Budget{Nodes: "1"})))
+			held(w, nil)
 			w.classes["default"].Status.AMIs = []awsv1.AMI{{ID: "ami-2", Architecture: "amd64"}}
 			return w.input()
 		}},
@@ -231,12 +246,20 @@ func TestHeldNodeStillDriftsAndExpires(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := summaries(plan)
-			found := false
-			for _, s := range got {
-				found = found || strings.HasPrefix(s, tc.want)
+			var onHeld []*Action
+			for _, a := range plan.Actions {
+				if strings.Contains(summary(a), "[p-01]") {
+					onHeld = append(onHeld, a)
+				}
 			}
-			if !found {
-				t.Errorf("actions %v, want %s: the held node is %s", got, tc.want, tc.name)
+			if len(onHeld) != 1 || summary(onHeld[0]) != tc.want {
+				t.Fatalf("actions %v, want exactly one on the held node: %s", got, tc.want)
+			}
+			// Without a new node, the pod goes to the running replacement
+			// (a forced action would also go with the pod stranded).
+			toReplacement := strings.Contains(onHeld[0].Message, "1 to p-03, launched for them")
+			if toReplacement != (len(onHeld[0].Replacements) == 0) {
+				t.Errorf("message %q: want the pod moved to p-03 exactly when no new node is launched", onHeld[0].Message)
 			}
 		})
 	}

@@ -117,7 +117,9 @@ func (w *working) replaceAll(n *nodeInfo, m Method, r nsv1.DisruptionReason, why
 	if static != nil {
 		w.extra = []*scheduling.ExistingNode{provisioning.ClaimRoom(static, false)}
 	}
-	plan, err := w.simulate([]*nodeInfo{n})
+	room, roomNodes := w.heldRoom(n)
+	w.extra = append(w.extra, room...)
+	plan, err := w.simulateOnto([]*nodeInfo{n}, roomNodes)
 	w.extra = nil
 	if err != nil {
 		return nil, nil, "", "", err
@@ -137,8 +139,63 @@ func (w *working) replaceAll(n *nodeInfo, m Method, r nsv1.DisruptionReason, why
 		a.Replacements = append(a.Replacements, w.rename(cp))
 	}
 	a.Savings = n.price - a.ReplacementPrice()
-	a.Message = fmt.Sprintf("%s: %s; %s%s", describe(n), why, moveSummary(len(a.Pods), a.Replacements), stranded)
+	a.Message = fmt.Sprintf("%s: %s; %s%s%s", describe(n), why, moveSummary(len(a.Pods), a.Replacements), onHeldRoom(plan, roomNodes), stranded)
 	return a, plan, "", "", nil
+}
+
+// heldRoom is the room a prespin command holding n launched for n's pods:
+// its replacements that have initialized, are in no disruption of their own
+// and are not drifted themselves. When drift or expiry takes a held node
+// over, its pods may go there (they are otherwise room not counted on,
+// kept for the held node's drain), so the node is not replaced twice. A
+// replacement still launching is left out, as all in-flight room is: it may
+// never come; a drifted one would only move the pods again.
+func (w *working) heldRoom(n *nodeInfo) ([]*scheduling.ExistingNode, []*nodeInfo) {
+	cmd := n.claim.Annotations[nsv1.AnnotationDisruptionCommand]
+	if cmd == "" || !w.heldCommands[cmd] || n.claim.Annotations[nsv1.AnnotationDisruptionHold] != "true" {
+		return nil, nil
+	}
+	var room []*scheduling.ExistingNode
+	var nodes []*nodeInfo
+	for _, r := range w.nodes {
+		if r.claim.Annotations[nsv1.AnnotationReplacementFor] != cmd || r.removed || r.disrupting || r.marked || r.awaiting || r.pool == nil {
+			continue
+		}
+		en, ok := w.base[r.name]
+		if !ok || en.InFlight {
+			continue
+		}
+		if _, _, drifted := Drifted(r.claim, r.pool, w.in.NodeClasses[nodeClassName(r.claim)]); drifted {
+			continue
+		}
+		cp := *w.solverNode(r.name)
+		cp.MarkedForDeletion = false
+		room = append(room, &cp)
+		nodes = append(nodes, r)
+	}
+	return room, nodes
+}
+
+// onHeldRoom says which of a held node's replacements (heldRoom) plan
+// moves its pods to.
+func onHeldRoom(plan *scheduling.Plan, room []*nodeInfo) string {
+	if len(room) == 0 {
+		return ""
+	}
+	took := map[string]int{}
+	for _, nom := range plan.Nominations {
+		took[nom.Node]++
+	}
+	var parts []string
+	for _, r := range room {
+		if k := took[r.name]; k > 0 {
+			parts = append(parts, fmt.Sprintf("%d to %s", k, r.name))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s, launched for them on a rebalance recommendation)", strings.Join(parts, ", "))
 }
 
 // consolidate decides whether removing cands together saves money: their
