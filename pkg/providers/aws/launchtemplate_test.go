@@ -145,3 +145,75 @@ func TestLaunchTemplateContent(t *testing.T) {
 		t.Errorf("ephemeral-storage capacity = %s, want %s", eph.String(), size.String())
 	}
 }
+
+// TestLaunchTemplateSettings reads back from the launch template, as EC2
+// stored it, the node class settings that change nothing Nodesmith plans
+// with: the family's default volumes, detailed monitoring, the public IP
+// switch and the kubelet's cluster DNS.
+func TestLaunchTemplateSettings(t *testing.T) {
+	al2023, bottlerocket := "al2023@latest", "bottlerocket@latest"
+	tests := []struct {
+		name  string
+		alias string
+		set   func(*awsv1.EC2NodeClass)
+		want  map[string]string // template keys; "" means absent
+		// userData must be in the instance's user data.
+		userData []string
+	}{
+		{name: "AL2023 defaults", alias: al2023, want: map[string]string{
+			"BlockDeviceMapping.1.DeviceName": "/dev/xvda", "BlockDeviceMapping.1.Ebs.VolumeSize": "20",
+			"BlockDeviceMapping.1.Ebs.VolumeType": "gp3", "BlockDeviceMapping.1.Ebs.Encrypted": "true",
+			"BlockDeviceMapping.2.DeviceName": "",
+			"Monitoring.Enabled":              "false", "NetworkInterface.1.AssociatePublicIpAddress": "",
+		}},
+		{name: "Bottlerocket defaults: an OS volume and a data volume", alias: bottlerocket, want: map[string]string{
+			"BlockDeviceMapping.1.DeviceName": "/dev/xvda", "BlockDeviceMapping.1.Ebs.VolumeSize": "4",
+			"BlockDeviceMapping.1.Ebs.VolumeType": "gp3", "BlockDeviceMapping.1.Ebs.Encrypted": "true",
+			"BlockDeviceMapping.2.DeviceName": "/dev/xvdb", "BlockDeviceMapping.2.Ebs.VolumeSize": "20",
+			"BlockDeviceMapping.2.Ebs.VolumeType": "gp3", "BlockDeviceMapping.2.Ebs.Encrypted": "true",
+		}},
+		{name: "detailed monitoring", alias: al2023, set: func(nc *awsv1.EC2NodeClass) { nc.Spec.DetailedMonitoring = aws.Bool(true) },
+			want: map[string]string{"Monitoring.Enabled": "true"}},
+		{name: "no public IP whatever the subnet says", alias: al2023, set: func(nc *awsv1.EC2NodeClass) { nc.Spec.AssociatePublicIPAddress = aws.Bool(false) },
+			want: map[string]string{"NetworkInterface.1.AssociatePublicIpAddress": "false", "NetworkInterface.1.DeviceIndex": "0"}},
+		{name: "a public IP whatever the subnet says", alias: al2023, set: func(nc *awsv1.EC2NodeClass) { nc.Spec.AssociatePublicIPAddress = aws.Bool(true) },
+			want: map[string]string{"NetworkInterface.1.AssociatePublicIpAddress": "true"}},
+		{name: "AL2023 cluster DNS", alias: al2023,
+			set:      func(nc *awsv1.EC2NodeClass) { nc.Spec.Kubelet = &awsv1.KubeletConfiguration{ClusterDNS: []string{"10.100.0.10"}} },
+			userData: []string{"clusterDNS:\n      - 10.100.0.10\n"}},
+		{name: "Bottlerocket cluster DNS", alias: bottlerocket,
+			set:      func(nc *awsv1.EC2NodeClass) { nc.Spec.Kubelet = &awsv1.KubeletConfiguration{ClusterDNS: []string{"10.100.0.10"}} },
+			userData: []string{`cluster-dns-ip = ["10.100.0.10"]`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, envOpts{})
+			nc := defaultNodeClass()
+			nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: tt.alias}}
+			if tt.set != nil {
+				tt.set(nc)
+			}
+			e.resyncClass(t, nc)
+			got := e.create(newClaim("c1", reqIn(corev1.LabelInstanceTypeStable, "m5.large")))
+			lts := e.world.LaunchTemplates()
+			if len(lts) != 1 {
+				t.Fatalf("templates = %d, want 1", len(lts))
+			}
+			for k, v := range tt.want {
+				if have, ok := lts[0].Data[k]; have != v || (v == "" && ok) {
+					t.Errorf("template %s = %q (set %v), want %q", k, have, ok, v)
+				}
+			}
+			id, _ := ParseProviderID(got.Status.ProviderID)
+			in, ok := e.world.Instance(id)
+			if !ok {
+				t.Fatalf("instance %s not found", id)
+			}
+			for _, s := range tt.userData {
+				if !strings.Contains(in.UserData, s) {
+					t.Errorf("user data lacks %q:\n%s", s, in.UserData)
+				}
+			}
+		})
+	}
+}
