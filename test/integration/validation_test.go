@@ -52,6 +52,25 @@ func manyTags(n int) map[string]string {
 	return out
 }
 
+// manyReqs are n requirements on distinct custom labels.
+func manyReqs(n int) func(*v1.NodePool) {
+	reqs := make([]v1.NodeSelectorRequirementWithMinValues, n)
+	for i := range reqs {
+		reqs[i] = req(fmt.Sprintf("example.com/label-%d", i), corev1.NodeSelectorOpIn, "x")
+	}
+	return setReqs(reqs...)
+}
+
+// manyBudgets are n budgets of one node each.
+func manyBudgets(n int) func(*v1.NodePool) {
+	return func(np *v1.NodePool) {
+		np.Spec.Disruption.Budgets = make([]v1.Budget, n)
+		for i := range np.Spec.Disruption.Budgets {
+			np.Spec.Disruption.Budgets[i] = v1.Budget{Nodes: "1"}
+		}
+	}
+}
+
 func rawDuration(s string) v1.NillableDuration {
 	return v1.NillableDuration{Raw: []byte(`"` + s + `"`)}
 }
@@ -82,7 +101,11 @@ func TestValidObjectsAreAccepted(t *testing.T) {
 	edgeTags.Spec.Tags = manyTags(48)
 	edgeTags.Spec.Tags[strings.Repeat("k", 128)] = strings.Repeat("v", 256)
 	edgeTags.Spec.Tags["team/aws:x"] = ""
-	for _, obj := range []client.Object{validNodePool("valid"), validNodeClass("valid"), validNodeClaim("valid"), everyReason, zeroLimits, edgeTags,
+	// Karpenter's bounds: 100 requirements, 50 budgets.
+	mostReqs, mostBudgets := validNodePool("valid-100-requirements"), validNodePool("valid-50-budgets")
+	manyReqs(100)(mostReqs)
+	manyBudgets(50)(mostBudgets)
+	for _, obj := range []client.Object{validNodePool("valid"), validNodeClass("valid"), validNodeClaim("valid"), everyReason, zeroLimits, edgeTags, mostReqs, mostBudgets,
 		overlay(func(s *nsv1alpha1.NodeOverlaySpec) { s.PriceAdjustment = ptrStr("-10%") }),
 		overlay(func(s *nsv1alpha1.NodeOverlaySpec) { s.Price = ptrStr("0.125") }),
 		overlay(func(s *nsv1alpha1.NodeOverlaySpec) {
@@ -231,6 +254,8 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 		{"tag value of 257 characters", setTags(map[string]string{"team": strings.Repeat("v", 257)}),
 			"tag values must be at most 256 characters; the value of team is longer"},
 		{"51 tags", setTags(manyTags(51)), "spec.tags: Too many: 51: must have at most 50 items"},
+		{"101 requirements", pool(manyReqs(101)), "spec.template.spec.requirements: Too many: 101: must have at most 100 items"},
+		{"51 budgets", pool(manyBudgets(51)), "spec.disruption.budgets: Too many: 51: must have at most 50 items"},
 		{"tag kubernetes.io/cluster/<name>", setTags(map[string]string{"kubernetes.io/cluster/prod": "owned"}),
 			"tag key kubernetes.io/cluster/prod is reserved for the cluster"},
 		{"tag eks:eks-cluster-name", setTags(map[string]string{"eks:eks-cluster-name": "prod"}),
