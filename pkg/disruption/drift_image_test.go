@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
@@ -57,3 +58,43 @@ func TestDriftImageVariants(t *testing.T) {
 		})
 	}
 }
+
+// TestBehaviouralFieldsDoNotDrift: a pool's weight, limits and disruption
+// settings say how Nodesmith behaves, not what a node is, so changing them
+// drifts no node; changing the template does (the control).
+func TestBehaviouralFieldsDoNotDrift(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*nsv1.NodePool)
+		want   DriftReason
+	}{
+		{"weight", func(p *nsv1.NodePool) { p.Spec.Weight = ptrTo(int32(50)) }, ""},
+		{"limits", func(p *nsv1.NodePool) {
+			p.Spec.Limits = nsv1.Limits{corev1.ResourceCPU: resource.MustParse("10"), nsv1.ResourceNodes: resource.MustParse("3")}
+		}, ""},
+		{"consolidation policy", func(p *nsv1.NodePool) { p.Spec.Disruption.ConsolidationPolicy = nsv1.ConsolidationPolicyWhenEmpty }, ""},
+		{"consolidateAfter", func(p *nsv1.NodePool) { p.Spec.Disruption.ConsolidateAfter = nsv1.MustParseNillableDuration("10m") }, ""},
+		{"budgets", func(p *nsv1.NodePool) {
+			p.Spec.Disruption.Budgets = []nsv1.Budget{{Nodes: "0", Reasons: []nsv1.DisruptionReason{nsv1.DisruptionReasonDrifted}}}
+		}, ""},
+		{"control: a template label", func(p *nsv1.NodePool) { p.Spec.Template.ObjectMeta.Labels = map[string]string{"team": "b"} }, DriftNodePool},
+		{"control: a template taint", func(p *nsv1.NodePool) {
+			p.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "b", Effect: corev1.TaintEffectNoSchedule}}
+		}, DriftNodePool},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(pool("p"))
+			name := w.node("p", "small", "zone-a", nsv1.CapacityTypeOnDemand)
+			claim := w.snap.ClaimByNode[name]
+			p := w.pools["p"].DeepCopy()
+			tt.change(p)
+			reason, msg, drifted := Drifted(claim, p, w.classes["default"])
+			if reason != tt.want || drifted != (tt.want != "") {
+				t.Errorf("Drifted = %v %q (%s), want %q", drifted, reason, msg, tt.want)
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
