@@ -23,6 +23,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/nodeclaim"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
 )
 
 var h *controllertest.Harness
@@ -39,6 +40,7 @@ type fixture struct {
 	pool    *nsv1.NodePool
 	ns      string
 	events  *kevents.FakeRecorder
+	metrics *metrics.Metrics
 }
 
 var seq int
@@ -71,6 +73,7 @@ func newFixtureIn(t *testing.T, pods int, cpu string, opts Options, zones ...str
 	rec, fakeRec := controllertest.Recorder(clk)
 	f.events = fakeRec
 	m := controllertest.Metrics()
+	f.metrics = m
 	launcher := nodeclaim.NewLauncher(h.Client, f.cloud, cluster, clk, rec, m, nil)
 	f.p = New(h.Client, f.cloud, cluster, launcher, clk, rec, m, opts)
 	f.cluster, f.clk = cluster, clk
