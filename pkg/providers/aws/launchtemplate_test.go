@@ -179,10 +179,14 @@ func TestLaunchTemplateSettings(t *testing.T) {
 		{name: "a public IP whatever the subnet says", alias: al2023, set: func(nc *awsv1.EC2NodeClass) { nc.Spec.AssociatePublicIPAddress = aws.Bool(true) },
 			want: map[string]string{"NetworkInterface.1.AssociatePublicIpAddress": "true"}},
 		{name: "AL2023 cluster DNS", alias: al2023,
-			set:      func(nc *awsv1.EC2NodeClass) { nc.Spec.Kubelet = &awsv1.KubeletConfiguration{ClusterDNS: []string{"10.100.0.10"}} },
+			set: func(nc *awsv1.EC2NodeClass) {
+				nc.Spec.Kubelet = &awsv1.KubeletConfiguration{ClusterDNS: []string{"10.100.0.10"}}
+			},
 			userData: []string{"clusterDNS:\n      - 10.100.0.10\n"}},
 		{name: "Bottlerocket cluster DNS", alias: bottlerocket,
-			set:      func(nc *awsv1.EC2NodeClass) { nc.Spec.Kubelet = &awsv1.KubeletConfiguration{ClusterDNS: []string{"10.100.0.10"}} },
+			set: func(nc *awsv1.EC2NodeClass) {
+				nc.Spec.Kubelet = &awsv1.KubeletConfiguration{ClusterDNS: []string{"10.100.0.10"}}
+			},
 			userData: []string{`cluster-dns-ip = ["10.100.0.10"]`}},
 	}
 	for _, tt := range tests {
