@@ -135,6 +135,14 @@ func TestBudgetCountsNodesBeingDeleted(t *testing.T) {
 	if got := testutil.ToFloat64(f.m.Disruption.Allowed.WithLabelValues(f.pool.Name, "Empty")); got != 0 {
 		t.Errorf("allowance metric %v, want 0 while one node drains", got)
 	}
+	// The last plan saw the two empty nodes left as candidates (the one
+	// draining is no candidate) and skipped both for the budget.
+	if got := testutil.ToFloat64(f.m.Disruption.Candidates.WithLabelValues("Empty")); got != 2 {
+		t.Errorf("candidates metric for Empty %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(f.m.Disruption.Skipped.WithLabelValues(string(disruption.SkipBudget))); got != 2 {
+		t.Errorf("skipped metric for %s %v, want 2", disruption.SkipBudget, got)
+	}
 }
 
 // startReplacement plans a large on-demand node running one small pod: the
