@@ -3,10 +3,14 @@ package provisioner
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestProvisionMetrics reads what one provisioning round reports, the
@@ -14,7 +18,12 @@ import (
 // fit and one that fits no type are the batch (queue depth and pending 7),
 // one of them is unschedulable, the round is timed once, and every claim
 // made is counted created (reason provisioning) and launched.
+//
+// The API server is shared by the package's tests, and the provisioner
+// counts every pending pod it sees, so the pending pods earlier tests left
+// are removed first.
 func TestProvisionMetrics(t *testing.T) {
+	removeUnboundPods(t)
 	f := newFixture(t, 6, "1500m")
 	f.pendingPod(t, "too-big", "100")
 	if err := f.p.Provision(context.Background()); err != nil {
@@ -39,6 +48,39 @@ func TestProvisionMetrics(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", name, tc.got, tc.want)
 		}
+	}
+}
+
+// removeUnboundPods deletes every pod not bound to a node and waits until
+// the cache no longer holds them.
+func removeUnboundPods(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	var pods corev1.PodList
+	if err := h.Direct.List(ctx, &pods); err != nil {
+		t.Fatal(err)
+	}
+	for i := range pods.Items {
+		if p := &pods.Items[i]; p.Spec.NodeName == "" {
+			if err := h.Direct.Delete(ctx, p, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		var cached corev1.PodList
+		if err := h.Client.List(ctx, &cached); err != nil {
+			return false, err
+		}
+		for _, p := range cached.Items {
+			if p.Spec.NodeName == "" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("unbound pods still cached: %v", err)
 	}
 }
 
