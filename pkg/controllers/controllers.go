@@ -188,7 +188,8 @@ func New(cfg Config) (*Set, error) {
 		s.Controllers = append(s.Controllers, nodeclass.New(kube, cfg.NodeClasses, clk, rec, m).Controller())
 	}
 	if o.FeatureGates["Disruption"] {
-		s.Controllers = append(s.Controllers, podevents.New(kube, clk).Declaration())
+		s.Controllers = append(s.Controllers, podevents.New(kube, clk).Declaration(),
+			nodeclaim.NewConditions(kube, clk, cfg.NodeClasses != nil).Controller())
 	}
 	// The disruption executor carries out every replace-then-delete, the
 	// interruption handler's marks too: with the Disruption gate off it

@@ -7,7 +7,8 @@
 //   - provisioner: batches pending pods, runs the pure solver
 //     (pkg/scheduling) and creates and launches the NodeClaims it plans;
 //   - nodeclaim: launch, registration, initialization and liveness
-//     of each NodeClaim;
+//     of each NodeClaim, and (nodeclaim.disruption) its Drifted and
+//     Consolidatable conditions, by pkg/disruption's rules;
 //   - termination: taint, drain (Eviction API, PDBs, do-not-disrupt, tiers),
 //     terminate the instance, remove finalizers;
 //   - garbagecollection: orphan instances and claims whose instance vanished;
