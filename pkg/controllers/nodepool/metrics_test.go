@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -87,15 +86,8 @@ func TestUsageSeriesFollowThePool(t *testing.T) {
 // seriesOf counts vec's series labelled nodepool=pool.
 func seriesOf(t *testing.T, vec *prometheus.GaugeVec, pool string) int {
 	t.Helper()
-	ch := make(chan prometheus.Metric, 1000)
-	vec.Collect(ch)
-	close(ch)
 	n := 0
-	for mt := range ch {
-		var d dto.Metric
-		if err := mt.Write(&d); err != nil {
-			t.Fatal(err)
-		}
+	for _, d := range controllertest.Series(t, vec) {
 		for _, l := range d.GetLabel() {
 			if l.GetName() == "nodepool" && l.GetValue() == pool {
 				n++

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
 )
 
 // TestProvisionMetrics reads what one provisioning round reports, the
@@ -96,15 +98,8 @@ func histogramCount(t *testing.T, h prometheus.Histogram) float64 {
 // sumOver adds up every series of a counter vector.
 func sumOver(t *testing.T, c *prometheus.CounterVec) float64 {
 	t.Helper()
-	ch := make(chan prometheus.Metric, 100)
-	c.Collect(ch)
-	close(ch)
 	total := 0.0
-	for s := range ch {
-		var d dto.Metric
-		if err := s.Write(&d); err != nil {
-			t.Fatal(err)
-		}
+	for _, d := range controllertest.Series(t, c) {
 		total += d.GetCounter().GetValue()
 	}
 	return total
