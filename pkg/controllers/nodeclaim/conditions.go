@@ -3,6 +3,7 @@ package nodeclaim
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,29 +30,53 @@ type Conditions struct {
 	// classes says whether EC2NodeClasses are served (their drift is
 	// checked, and their changes watched).
 	classes bool
+
+	mu sync.Mutex
+	// seen is, per pool and node class, the part of it the conditions
+	// depend on as last mapped to its claims: a pool's status is written
+	// at every launch, and each write would otherwise reconcile all its
+	// claims.
+	seen map[string]string
 }
 
 // NewConditions builds the controller; classes as in Conditions.
 func NewConditions(kube client.Client, clk clock.Clock, classes bool) *Conditions {
-	return &Conditions{kube: kube, clk: clk, classes: classes}
+	return &Conditions{kube: kube, clk: clk, classes: classes, seen: map[string]string{}}
 }
 
-// Controller declares it: NodeClaims, and the claims of a NodePool or
-// EC2NodeClass that changed.
+// Controller declares it: NodeClaims, and the claims of a NodePool whose
+// spec changed or of an EC2NodeClass whose spec or resolved AMIs, subnets
+// or security groups changed.
 func (c *Conditions) Controller() operator.Controller {
-	watches := []operator.Watch{{Object: &nsv1.NodePool{}, Map: c.claimsOf(func(cl *nsv1.NodeClaim, name string) bool {
-		return cl.Labels[nsv1.LabelNodePool] == name
-	})}}
+	watches := []operator.Watch{{Object: &nsv1.NodePool{}, Map: c.claimsOf(
+		func(o client.Object) string { return fmt.Sprint(o.GetGeneration()) },
+		func(cl *nsv1.NodeClaim, name string) bool { return cl.Labels[nsv1.LabelNodePool] == name })}}
 	if c.classes {
-		watches = append(watches, operator.Watch{Object: &awsv1.EC2NodeClass{}, Map: c.claimsOf(func(cl *nsv1.NodeClaim, name string) bool {
-			return cl.Spec.NodeClassRef != nil && cl.Spec.NodeClassRef.Name == name
-		})})
+		watches = append(watches, operator.Watch{Object: &awsv1.EC2NodeClass{}, Map: c.claimsOf(
+			func(o client.Object) string {
+				nc := o.(*awsv1.EC2NodeClass)
+				return nsv1.HashJSON([]any{nc.Generation, nc.Status.AMIs, nc.Status.Subnets, nc.Status.SecurityGroups})
+			},
+			func(cl *nsv1.NodeClaim, name string) bool {
+				return cl.Spec.NodeClassRef != nil && cl.Spec.NodeClassRef.Name == name
+			})})
 	}
 	return operator.Controller{Name: "nodeclaim.disruption", For: &nsv1.NodeClaim{}, Watches: watches, Workers: 2, Reconciler: c}
 }
 
-func (c *Conditions) claimsOf(match func(*nsv1.NodeClaim, string) bool) func(context.Context, client.Object) []reconcile.Request {
+// claimsOf maps an object to the claims match picks, when the part of it
+// key returns differs from the last one mapped.
+func (c *Conditions) claimsOf(key func(client.Object) string, match func(*nsv1.NodeClaim, string) bool) func(context.Context, client.Object) []reconcile.Request {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		id := fmt.Sprintf("%T/%s", o, o.GetName())
+		k := key(o)
+		c.mu.Lock()
+		same := c.seen[id] == k
+		c.seen[id] = k
+		c.mu.Unlock()
+		if same {
+			return nil
+		}
 		var list nsv1.NodeClaimList
 		if err := c.kube.List(ctx, &list); err != nil {
 			return nil

@@ -98,6 +98,9 @@ func TestDisruptionConditions(t *testing.T) {
 	if reqs := watch.Map(ctx, pool); len(reqs) != 1 || reqs[0].Name != claim.Name {
 		t.Fatalf("the pool's change enqueues %v, want its one claim %s", reqs, claim.Name)
 	}
+	if reqs := watch.Map(ctx, pool); len(reqs) != 0 {
+		t.Fatalf("the pool again with the same spec (a status write) enqueues %v, want nothing", reqs)
+	}
 	step()
 	if c := has(nsv1.ConditionDrifted); c == nil || c.Status != metav1.ConditionTrue || c.Reason != "NodePoolDrifted" {
 		t.Fatalf("Drifted %+v after the template changed, want True, NodePoolDrifted", c)
