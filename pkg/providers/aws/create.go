@@ -579,6 +579,8 @@ func (p *Provider) launched(claim *nsv1.NodeClaim, nc *awsv1.EC2NodeClass, res *
 	if c.Labels == nil {
 		c.Labels = map[string]string{}
 	}
+	// Its node carries the class it launched with, as the instance's tag does.
+	c.Labels[awsv1.LabelEC2NodeClass] = nc.Name
 	c.Status.ProviderID = providerID(zone, out.instanceID)
 	c.Status.InstanceType = out.instanceType
 	c.Status.Zone = zone

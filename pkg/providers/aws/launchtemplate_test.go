@@ -140,6 +140,9 @@ func TestLaunchTemplateContent(t *testing.T) {
 	if lt.ImageID != got.Status.ImageID || len(lt.SecurityGroupIDs) != 1 || !strings.HasPrefix(lt.Name, "nodesmith/") {
 		t.Errorf("template image %s sgs %v name %s", lt.ImageID, lt.SecurityGroupIDs, lt.Name)
 	}
+	if got.Labels[awsv1.LabelEC2NodeClass] != "default" {
+		t.Errorf("launched claim's %s label = %q, want the node class, default", awsv1.LabelEC2NodeClass, got.Labels[awsv1.LabelEC2NodeClass])
+	}
 	// The root volume size is the node's ephemeral storage.
 	if eph := got.Status.Capacity[corev1.ResourceEphemeralStorage]; eph.Cmp(size) != 0 {
 		t.Errorf("ephemeral-storage capacity = %s, want %s", eph.String(), size.String())
