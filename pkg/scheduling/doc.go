@@ -23,7 +23,11 @@
 //     (preferred pod affinity, preferred anti-affinity, preferred node
 //     affinity, ScheduleAnyway spreads) which are dropped one at a time. A
 //     solve runs in rounds; pods not placed in round r retry with variant r+1.
-//     PreferencePolicy Ignore starts at the last rung.
+//     When a pool has a PreferNoSchedule taint, every rung keeps the pod off
+//     such pools it does not tolerate, and one more rung after the last
+//     tolerates them (Karpenter's last relaxation); existing nodes are not
+//     affected, as kube-scheduler only scores them lower. PreferencePolicy
+//     Ignore starts at the last rung.
 //  3. Pool fit. Per class variant and pool (pools in weight order, then
 //     name): pool taints must be tolerated; zone and capacity-type
 //     requirements narrow a 64-bit set of (zone, capacity type) slots;

@@ -57,6 +57,10 @@ func (s *solver) cachedFit(c *podClass, v *variant, p *pool) *poolFit {
 	b.WriteByte('|')
 	b.WriteString(v.unsupported)
 	b.WriteByte('|')
+	if v.avoidSoftTaints {
+		b.WriteString("soft")
+	}
+	b.WriteByte('|')
 	b.WriteString(s.keyFitReason(p, v))
 	b.WriteByte('|')
 	for _, x := range c.req {
@@ -113,6 +117,12 @@ func (s *solver) fitPool(c *podClass, v *variant, p *pool) *poolFit {
 	if v.unsupported != "" {
 		f.reason = fmt.Sprintf("pool %q: %s", p.np.Name, v.unsupported)
 		return f
+	}
+	if v.avoidSoftTaints && taintReason == "" {
+		if t, bad := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), p.np.Taints, c.rep.Spec.Tolerations, softTaint, false); bad {
+			f.reason = fmt.Sprintf("pool %q: PreferNoSchedule taint %s not tolerated (such a pool is used only when no other fits)", p.np.Name, taintText(t))
+			return f
+		}
 	}
 	if r := s.keyFitReason(p, v); r != "" {
 		f.reason = r

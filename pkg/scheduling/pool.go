@@ -331,6 +331,9 @@ func (s *solver) buildDaemons(list []*appsv1.DaemonSet) {
 	}
 }
 
+// softTaint keeps the PreferNoSchedule taints.
+func softTaint(t *corev1.Taint) bool { return t.Effect == corev1.TaintEffectPreferNoSchedule }
+
 // scheduleTaints keeps the taint effects that stop a pod from scheduling.
 func scheduleTaints(t *corev1.Taint) bool {
 	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute

@@ -170,8 +170,14 @@ func (s *solver) prepare() error {
 			s.classOf[p] = c
 		}
 	}
+	softTaints := false
+	for _, p := range s.pools {
+		for _, t := range p.np.Taints {
+			softTaints = softTaints || t.Effect == corev1.TaintEffectPreferNoSchedule
+		}
+	}
 	for _, c := range s.classes {
-		if err := s.topo.buildVariants(c, s.opts.PreferencePolicy); err != nil {
+		if err := s.topo.buildVariants(c, s.opts.PreferencePolicy, softTaints); err != nil {
 			return err
 		}
 		s.state[c] = &classState{left: c.pods}

@@ -163,6 +163,11 @@ func poolTaint(key string) func(*NodePool) {
 		np.Taints = append(np.Taints, corev1.Taint{Key: key, Value: "true", Effect: corev1.TaintEffectNoSchedule})
 	}
 }
+func poolSoftTaint(key string) func(*NodePool) {
+	return func(np *NodePool) {
+		np.Taints = append(np.Taints, corev1.Taint{Key: key, Value: "true", Effect: corev1.TaintEffectPreferNoSchedule})
+	}
+}
 func poolLimit(name corev1.ResourceName, q string) func(*NodePool) {
 	return func(np *NodePool) {
 		if np.Limits == nil {
@@ -236,6 +241,22 @@ func TestSolve(t *testing.T) {
 			reason: `pool "gpu": taint nvidia.com/gpu=true:NoSchedule not tolerated`},
 		{name: "tolerated pool taint schedules", in: Input{Pods: pods(1, "a", "1", "1Gi", withToleration("nvidia.com/gpu")), NodePools: []*NodePool{mkPool("gpu", 1, poolTaint("nvidia.com/gpu"))}}, claims: 1},
 		{name: "pod without toleration skips the tainted heavier pool", in: Input{Pods: pods(1, "a", "1", "1Gi"), NodePools: []*NodePool{mkPool("tainted", 50, poolTaint("x")), mkPool("open", 1)}}, claims: 1,
+			check: func(t *testing.T, p *Plan) { wantPool(t, p, "open") }},
+		// PreferNoSchedule: a pool whose soft taint the pod does not
+		// tolerate is used only once nothing else fits (Karpenter's last
+		// relaxation), whatever its weight.
+		{name: "pod without toleration skips the heavier pool of a PreferNoSchedule taint", in: Input{Pods: pods(1, "a", "1", "1Gi"),
+			NodePools: []*NodePool{mkPool("soft", 50, poolSoftTaint("x")), mkPool("open", 1)}}, claims: 1,
+			check: func(t *testing.T, p *Plan) { wantPool(t, p, "open") }},
+		{name: "pod tolerating the PreferNoSchedule taint takes the heavier pool", in: Input{Pods: pods(1, "a", "1", "1Gi", withToleration("x")),
+			NodePools: []*NodePool{mkPool("soft", 50, poolSoftTaint("x")), mkPool("open", 1)}}, claims: 1,
+			check: func(t *testing.T, p *Plan) { wantPool(t, p, "soft") }},
+		{name: "a PreferNoSchedule pool is used when no other fits", in: Input{Pods: pods(1, "a", "1", "1Gi"),
+			NodePools: []*NodePool{mkPool("soft", 1, poolSoftTaint("x"))}}, claims: 1,
+			check: func(t *testing.T, p *Plan) { wantPool(t, p, "soft") }},
+		{name: "a PreferNoSchedule pool is relaxed to only after the pod's preferences", in: Input{Pods: pods(1, "a", "1", "1Gi",
+			withPreferred(10, corev1.NodeSelectorRequirement{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-b"}})),
+			NodePools: []*NodePool{mkPool("soft", 50, poolSoftTaint("x")), mkPool("open", 1, poolReq(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, "zone-a"))}}, claims: 1,
 			check: func(t *testing.T, p *Plan) { wantPool(t, p, "open") }},
 		{name: "tainted existing node is skipped", in: Input{Pods: pods(1, "a", "1", "1Gi"), NodePools: def(), Nodes: []*ExistingNode{func() *ExistingNode {
 			n := mkNode("n1", "zone-a", "8", "32Gi")

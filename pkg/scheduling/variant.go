@@ -3,6 +3,7 @@ package scheduling
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -21,6 +22,11 @@ type variant struct {
 	unsupported string
 	hostScoped  bool
 	zoneScoped  bool
+	// avoidSoftTaints: a pool with a PreferNoSchedule taint the pod does
+	// not tolerate does not fit. Every rung has it but the last, which
+	// tolerates them (Karpenter's last relaxation); existing nodes are not
+	// affected (kube-scheduler places pods there, scoring them lower).
+	avoidSoftTaints bool
 	// fits[pool] is the compatibility with each pool, filled by the solver.
 	fits []*poolFit
 	// onNode[i] caches nodeCompatible for the solver's i-th node.
@@ -35,7 +41,11 @@ type preference struct {
 	order int
 }
 
-func (t *topology) buildVariants(c *podClass, policy PreferencePolicy) error {
+// buildVariants builds c's relaxation ladder. softTaints says some pool has
+// a PreferNoSchedule taint: every rung then avoids such pools the pod does
+// not tolerate, and a last rung tolerates them (with PreferencePolicy
+// Ignore, only that rung).
+func (t *topology) buildVariants(c *podClass, policy PreferencePolicy, softTaints bool) error {
 	p := c.rep
 	alts := PodRequirements(p)
 	var required []*constraint
@@ -129,14 +139,22 @@ func (t *topology) buildVariants(c *podClass, policy PreferencePolicy) error {
 	if policy == PreferenceIgnore {
 		start = len(prefs)
 	}
-	for level := start; level <= len(prefs) && len(c.variants) < maxVariants; level++ {
+	limit := maxVariants
+	avoid := softTaints && policy != PreferenceIgnore
+	if avoid {
+		limit -= len(alts) // room for the rung that tolerates them
+	}
+	add := func(level int, avoid bool) {
 		kept := prefs[level:]
 		relaxed := ""
 		if level > 0 {
 			relaxed = "relaxed " + prefs[level-1].text
 		}
+		if softTaints && !avoid {
+			relaxed = strings.TrimPrefix(relaxed+"; tolerated PreferNoSchedule taints", "; ")
+		}
 		for _, alt := range alts {
-			v := &variant{reqs: alt.Clone(), relaxed: relaxed, unsupported: unsupported}
+			v := &variant{reqs: alt.Clone(), relaxed: relaxed, unsupported: unsupported, avoidSoftTaints: avoid}
 			v.constraints = append(v.constraints, required...)
 			for _, pr := range kept {
 				if pr.node != nil {
@@ -156,6 +174,12 @@ func (t *topology) buildVariants(c *podClass, policy PreferencePolicy) error {
 			}
 			c.variants = append(c.variants, v)
 		}
+	}
+	for level := start; level <= len(prefs) && len(c.variants) < limit; level++ {
+		add(level, avoid)
+	}
+	if avoid {
+		add(len(prefs), false)
 	}
 	return nil
 }
