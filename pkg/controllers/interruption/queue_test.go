@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/catalog"
 	"github.com/nodesmith/nodesmith/pkg/interruption/messages"
 )
 
@@ -129,6 +130,18 @@ func TestDuplicatesAndGarbageChangeNothing(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(e.get(f.claim).Status.Conditions, nsv1.ConditionDisrupting); c == nil || c.Reason != nsv1.DisruptingReasonSpotInterruption {
 		t.Fatalf("claim not marked: %+v", c)
+	}
+	// The interrupted spot offering is out of the plans for the cache's
+	// 3 minutes; the same type on-demand is not.
+	if !e.ice.IsUnavailable(in.Type, in.Zone, nsv1.CapacityTypeSpot) {
+		t.Errorf("spot %s in %s not marked unavailable after its interruption", in.Type, in.Zone)
+	}
+	if e.ice.IsUnavailable(in.Type, in.Zone, nsv1.CapacityTypeOnDemand) {
+		t.Errorf("on-demand %s in %s marked unavailable by a spot interruption", in.Type, in.Zone)
+	}
+	e.clk.Step(catalog.DefaultUnavailableTTL + time.Second)
+	if e.ice.IsUnavailable(in.Type, in.Zone, nsv1.CapacityTypeSpot) {
+		t.Errorf("spot %s in %s still unavailable after %s", in.Type, in.Zone, catalog.DefaultUnavailableTTL)
 	}
 }
 
