@@ -109,8 +109,13 @@ type NodeClaimTemplate struct {
 
 // NodeClaimTemplateObjectMeta carries the labels and annotations given to nodes.
 type NodeClaimTemplateObjectMeta struct {
-	// Labels put on every node of the pool.
+	// Labels put on every node of the pool. Keys in the kubernetes.io and
+	// k8s.io domains are refused, as Karpenter refuses them, but for the
+	// well-known labels and the node.kubernetes.io, kubelet.kubernetes.io,
+	// node-restriction.kubernetes.io and kops.k8s.io domains.
 	// +kubebuilder:validation:XValidation:message="labels may not use restricted keys: kubernetes.io/hostname and nodesmith.sh/nodepool, nodeclaim, registered, initialized are set by the system",rule="self.all(k, !(k in ['kubernetes.io/hostname','nodesmith.sh/nodepool','nodesmith.sh/nodeclaim','nodesmith.sh/registered','nodesmith.sh/initialized']))"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.matches('^([^/]*[.])?(kubernetes|k8s)[.]io/') || k in ['kubernetes.io/arch','kubernetes.io/os','beta.kubernetes.io/arch','beta.kubernetes.io/os','beta.kubernetes.io/instance-type','topology.kubernetes.io/zone','topology.kubernetes.io/region','failure-domain.beta.kubernetes.io/zone','failure-domain.beta.kubernetes.io/region'] || k.matches('^([^/]*[.])?((node|kubelet|node-restriction)[.]kubernetes|kops[.]k8s)[.]io/'))",messageExpression="'label ' + self.filter(k, !(!k.matches('^([^/]*[.])?(kubernetes|k8s)[.]io/') || k in ['kubernetes.io/arch','kubernetes.io/os','beta.kubernetes.io/arch','beta.kubernetes.io/os','beta.kubernetes.io/instance-type','topology.kubernetes.io/zone','topology.kubernetes.io/region','failure-domain.beta.kubernetes.io/zone','failure-domain.beta.kubernetes.io/region'] || k.matches('^([^/]*[.])?((node|kubelet|node-restriction)[.]kubernetes|kops[.]k8s)[.]io/')))[0] + ' is in a domain Kubernetes reserves (kubernetes.io, k8s.io): only the well-known labels and the node.kubernetes.io, kubelet.kubernetes.io, node-restriction.kubernetes.io and kops.k8s.io domains may be set'"
+	// +kubebuilder:validation:MaxProperties=100
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 	// Annotations put on every node of the pool.

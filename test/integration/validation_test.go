@@ -71,6 +71,10 @@ func manyBudgets(n int) func(*v1.NodePool) {
 	}
 }
 
+func setLabels(labels map[string]string) func(*v1.NodePool) {
+	return func(np *v1.NodePool) { np.Spec.Template.ObjectMeta.Labels = labels }
+}
+
 func rawDuration(s string) v1.NillableDuration {
 	return v1.NillableDuration{Raw: []byte(`"` + s + `"`)}
 }
@@ -101,11 +105,16 @@ func TestValidObjectsAreAccepted(t *testing.T) {
 	edgeTags.Spec.Tags = manyTags(48)
 	edgeTags.Spec.Tags[strings.Repeat("k", 128)] = strings.Repeat("v", 256)
 	edgeTags.Spec.Tags["team/aws:x"] = ""
+	// Template labels Kubernetes lets through: the well-known ones and the
+	// node, kubelet, node-restriction and kops domains.
+	allowedLabels := validNodePool("valid-labels")
+	setLabels(map[string]string{"team": "a", "example.com/team": "a", "topology.kubernetes.io/zone": "us-east-1a", "kubernetes.io/arch": "amd64",
+		"node.kubernetes.io/role": "web", "kubelet.kubernetes.io/x": "y", "node-restriction.kubernetes.io/team": "a", "kops.k8s.io/instancegroup": "nodes"})(allowedLabels)
 	// Karpenter's bounds: 100 requirements, 50 budgets.
 	mostReqs, mostBudgets := validNodePool("valid-100-requirements"), validNodePool("valid-50-budgets")
 	manyReqs(100)(mostReqs)
 	manyBudgets(50)(mostBudgets)
-	for _, obj := range []client.Object{validNodePool("valid"), validNodeClass("valid"), validNodeClaim("valid"), everyReason, zeroLimits, edgeTags, mostReqs, mostBudgets,
+	for _, obj := range []client.Object{validNodePool("valid"), validNodeClass("valid"), validNodeClaim("valid"), everyReason, zeroLimits, edgeTags, mostReqs, mostBudgets, allowedLabels,
 		overlay(func(s *nsv1alpha1.NodeOverlaySpec) { s.PriceAdjustment = ptrStr("-10%") }),
 		overlay(func(s *nsv1alpha1.NodeOverlaySpec) { s.Price = ptrStr("0.125") }),
 		overlay(func(s *nsv1alpha1.NodeOverlaySpec) {
@@ -152,6 +161,10 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 		{"template label nodesmith.sh/nodepool", pool(func(np *v1.NodePool) {
 			np.Spec.Template.ObjectMeta.Labels = map[string]string{v1.LabelNodePool: "x"}
 		}), "labels may not use restricted keys"},
+		{"template label in the kubernetes.io domain", pool(setLabels(map[string]string{"team": "a", "example.kubernetes.io/team": "a"})),
+			"label example.kubernetes.io/team is in a domain Kubernetes reserves (kubernetes.io, k8s.io)"},
+		{"template label in the k8s.io domain", pool(setLabels(map[string]string{"k8s.io/team": "a"})),
+			"label k8s.io/team is in a domain Kubernetes reserves"},
 		{"missing nodeClassRef", pool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef = nil }),
 			"spec.template.spec.nodeClassRef: Required value"},
 		{"expireAfter in days", pool(func(np *v1.NodePool) { np.Spec.Template.Spec.ExpireAfter = rawDuration("30d") }),

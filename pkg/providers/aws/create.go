@@ -374,13 +374,17 @@ func imageFor(amis []awsv1.AMI, it *catalog.InstanceType) string {
 }
 
 // nodeLabels are the labels the kubelet registers with: the claim's, minus
-// the per-node ones (they would make every template unique), plus the
+// the per-node ones (they would make every template unique) and those a
+// kubelet may not set (registration puts them on the Node), plus the
 // capacity type, which is the same for every option of one launch.
 func nodeLabels(claim *nsv1.NodeClaim, capacityType string) map[string]string {
 	out := map[string]string{}
 	for k, v := range claim.Labels {
 		switch k {
 		case nsv1.LabelNodeClaim, corev1.LabelHostname, nsv1.LabelRegistered, nsv1.LabelInitialized:
+			continue
+		}
+		if !userdata.KubeletMaySet(k) {
 			continue
 		}
 		out[k] = v

@@ -59,15 +59,28 @@ func TestUserDataCarriesLabelsAndTaints(t *testing.T) {
 			e.addNodeClass(nc)
 			claim := newClaim("c1")
 			claim.Spec.StartupTaints = []corev1.Taint{{Key: "cni-not-ready", Effect: corev1.TaintEffectNoSchedule}}
+			// Labels a kubelet may not set itself: registration puts them on
+			// the Node, so they stay out of the user data.
+			claim.Labels["node-restriction.kubernetes.io/team"] = "a"
+			claim.Labels["kops.k8s.io/instancegroup"] = "nodes"
+			claim.Labels["node.kubernetes.io/role"] = "web"
 			got := e.create(claim)
 			in := e.world.Instances()[0]
 			labels, taints, err := ParseUserData(in.UserData)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for k, v := range map[string]string{nsv1.LabelNodePool: "default", "team": "a", nsv1.LabelCapacityType: got.Status.CapacityType} {
+			for k, v := range map[string]string{nsv1.LabelNodePool: "default", "team": "a", nsv1.LabelCapacityType: got.Status.CapacityType, "node.kubernetes.io/role": "web"} {
 				if labels[k] != v {
 					t.Errorf("label %s = %q, want %q (all: %v)", k, labels[k], v, labels)
+				}
+			}
+			for _, k := range []string{"node-restriction.kubernetes.io/team", "kops.k8s.io/instancegroup"} {
+				if _, ok := labels[k]; ok {
+					t.Errorf("label %s in the user data: a kubelet given it refuses to start", k)
+				}
+				if got.Labels[k] == "" {
+					t.Errorf("label %s dropped from the claim: registration would not put it on the Node", k)
 				}
 			}
 			want := map[string]bool{nsv1.UnregisteredTaint.Key: false, "dedicated": false, "cni-not-ready": false}
