@@ -9,7 +9,7 @@ var kubeletLabels = map[string]bool{
 	"kubernetes.io/hostname": true, "kubernetes.io/os": true, "kubernetes.io/arch": true,
 	"beta.kubernetes.io/os": true, "beta.kubernetes.io/arch": true, "beta.kubernetes.io/instance-type": true,
 	"node.kubernetes.io/instance-type": true,
-	"topology.kubernetes.io/zone": true, "topology.kubernetes.io/region": true,
+	"topology.kubernetes.io/zone":      true, "topology.kubernetes.io/region": true,
 	"failure-domain.beta.kubernetes.io/zone": true, "failure-domain.beta.kubernetes.io/region": true,
 }
 
