@@ -61,6 +61,8 @@ type Metrics struct {
 
 	Disruption   Disruption
 	Interruption Interruption
+
+	terminations terminations
 }
 
 // New builds the collectors and registers them on reg. It fails when reg
@@ -93,7 +95,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			LabelNodePool, LabelCapacityType),
 		NodeClaimsRegistered:  counter("nodeclaims_registered_total", "NodeClaims whose Node registered.", LabelNodePool),
 		NodeClaimsInitialized: counter("nodeclaims_initialized_total", "NodeClaims whose Node became ready for work.", LabelNodePool),
-		NodeClaimsTerminated: counter("nodeclaims_terminated_total", "NodeClaims whose instance was terminated and finalizer removed.",
+		NodeClaimsTerminated: counter("nodeclaims_terminated_total", "NodeClaims whose instance was terminated and finalizer removed, by why they were deleted; orphan counts instances no claim owned.",
 			LabelNodePool, LabelReason),
 		NodePoolUsage: gauge("nodepool_usage", "Resources launched by a NodePool.", LabelNodePool, LabelResource),
 		NodePoolLimit: gauge("nodepool_limit", "A NodePool's limits.", LabelNodePool, LabelResource),

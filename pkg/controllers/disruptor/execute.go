@@ -19,6 +19,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/disruption"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/provisioning"
 )
 
@@ -75,6 +76,8 @@ func (c *Controller) execute(ctx context.Context, snap *state.Snapshot, a *disru
 		if err := c.kube.Delete(ctx, claim); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting nodeclaim %s (%s): %w", cand.Claim.Name, a.Reason, err)
 		}
+		// A deletion with no command leaves no reason on the claim.
+		c.metrics.NoteTermination(cand.Claim.UID, lifecycle.SnakeCase(string(a.Reason)))
 		c.markRecent(cand.Claim.Name, now)
 		c.recorder.Publish(events.Disrupting(cand.Claim, string(a.Reason), a.Message))
 		if a.Method == disruption.MethodRepair {

@@ -147,7 +147,7 @@ func (c *Controller) Collect(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("deleting nodeclaim %s whose instance vanished: %w", cl.Name, err))
 			continue
 		}
-		c.metrics.NodeClaimsTerminated.WithLabelValues(cl.Labels[nsv1.LabelNodePool], "instance_gone").Inc()
+		c.metrics.NoteTermination(cl.UID, "instance_gone")
 	}
 	return errors.Join(errs...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -70,6 +71,16 @@ func TestInitialization(t *testing.T) {
 			}
 			if (n.Labels[nsv1.LabelInitialized] == "true") != tt.want {
 				t.Fatalf("node initialized label = %q, want it only when initialized", n.Labels[nsv1.LabelInitialized])
+			}
+			// Counted once each: registered on the first reconcile,
+			// initialized when it initialized.
+			pool := poolOf(got)
+			wantInit := 0.0
+			if tt.want {
+				wantInit = 1
+			}
+			if r, i := testutil.ToFloat64(f.metrics.NodeClaimsRegistered.WithLabelValues(pool)), testutil.ToFloat64(f.metrics.NodeClaimsInitialized.WithLabelValues(pool)); r != 1 || i != wantInit {
+				t.Errorf("registered_total %v, initialized_total %v; want 1 and %v", r, i, wantInit)
 			}
 		})
 	}

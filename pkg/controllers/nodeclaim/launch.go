@@ -118,7 +118,7 @@ func (l *Launcher) refuse(ctx context.Context, claim *nsv1.NodeClaim, why string
 	if derr := l.kube.Delete(ctx, claim); client.IgnoreNotFound(derr) != nil {
 		return Failed, fmt.Errorf("deleting nodeclaim %s over its pool's limits: %w", claim.Name, derr)
 	}
-	l.metrics.NodeClaimsTerminated.WithLabelValues(poolOf(claim), "limit_reached").Inc()
+	l.metrics.NoteTermination(claim.UID, "limit_reached")
 	now := metav1.NewTime(l.clk.Now())
 	claim.DeletionTimestamp = &now
 	if released := l.cluster.ReleaseTarget(claim.Name); len(released) > 0 && l.replan != nil {
@@ -141,7 +141,7 @@ func (l *Launcher) Record(ctx context.Context, claim, created *nsv1.NodeClaim, e
 		if derr := l.kube.Delete(ctx, claim); client.IgnoreNotFound(derr) != nil {
 			return Failed, fmt.Errorf("deleting nodeclaim %s after insufficient capacity: %w", claim.Name, derr)
 		}
-		l.metrics.NodeClaimsTerminated.WithLabelValues(poolOf(claim), "insufficient_capacity").Inc()
+		l.metrics.NoteTermination(claim.UID, "insufficient_capacity")
 		claim.DeletionTimestamp = &now
 		if released := l.cluster.ReleaseTarget(claim.Name); len(released) > 0 && l.replan != nil {
 			l.replan(released)

@@ -29,7 +29,7 @@ func (c *Controller) liveness(ctx context.Context, claim *nsv1.NodeClaim) (recon
 	if !lifecycle.IsTrue(claim.Status.Conditions, nsv1.ConditionLaunched) {
 		reason = "launch_timeout"
 	}
-	c.metrics.NodeClaimsTerminated.WithLabelValues(poolOf(claim), reason).Inc()
+	c.metrics.NoteTermination(claim.UID, reason)
 	now := metav1.NewTime(c.clk.Now())
 	claim.DeletionTimestamp = &now
 	if released := c.cluster.ReleaseTarget(claim.Name); len(released) > 0 && c.opts.Replan != nil {

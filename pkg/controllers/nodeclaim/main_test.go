@@ -17,6 +17,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
 )
 
 var h *controllertest.Harness
@@ -33,6 +34,7 @@ type fixture struct {
 	cluster  *state.Cluster
 	replayed []types.UID
 	events   *events.FakeRecorder
+	metrics  *metrics.Metrics
 }
 
 func newFixture() *fixture {
@@ -43,7 +45,8 @@ func newFixture() *fixture {
 	f.cluster = state.NewCluster(h.Client, f.clk, time.Minute)
 	rec, fr := controllertest.Recorder(f.clk)
 	f.events = fr
-	f.c = New(h.Client, f.cloud, f.cluster, f.clk, rec, controllertest.Metrics(), Options{
+	f.metrics = controllertest.Metrics()
+	f.c = New(h.Client, f.cloud, f.cluster, f.clk, rec, f.metrics, Options{
 		Timeouts: lifecycle.Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute},
 		Replan:   func(p []types.UID) { f.replayed = append(f.replayed, p...) },
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider"
 	"github.com/nodesmith/nodesmith/pkg/controllers/events"
 	"github.com/nodesmith/nodesmith/pkg/controllers/state"
+	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 	"github.com/nodesmith/nodesmith/pkg/metrics"
 	"github.com/nodesmith/nodesmith/pkg/operator"
 )
@@ -131,6 +132,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := removeFinalizer(ctx, c.kube, claim); err != nil {
 		return reconcile.Result{}, err
 	}
+	c.metrics.CountTermination(claim.UID, claim.Labels[nsv1.LabelNodePool], lifecycle.TerminationReason(claim))
 	c.recorder.Publish(events.Normal(claim, events.ReasonTerminated, "Terminate", "instance terminated and finalizers removed"))
 	return reconcile.Result{}, nil
 }

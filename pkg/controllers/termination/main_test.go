@@ -17,6 +17,7 @@ import (
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
 	"github.com/nodesmith/nodesmith/pkg/cloudprovider/fake"
 	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
+	"github.com/nodesmith/nodesmith/pkg/metrics"
 )
 
 var h *controllertest.Harness
@@ -32,6 +33,7 @@ type fixture struct {
 	ns    string
 	claim *nsv1.NodeClaim
 	node  *corev1.Node
+	m     *metrics.Metrics
 }
 
 var seq int
@@ -48,7 +50,8 @@ func newFixture(t *testing.T, tgp *time.Duration) *fixture {
 	ctx := context.Background()
 	f := &fixture{cloud: fake.New(fake.InstanceType("m5.large", 2, 8, 0.096, "zone-a")), clk: clocktesting.NewFakeClock(time.Now())}
 	rec, _ := controllertest.Recorder(f.clk)
-	f.c = New(h.Client, f.cloud, f.clk, rec, controllertest.Metrics())
+	f.m = controllertest.Metrics()
+	f.c = New(h.Client, f.cloud, f.clk, rec, f.m)
 	f.ns = uniq("ns")
 	if err := h.Direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}}); err != nil {
 		t.Fatal(err)

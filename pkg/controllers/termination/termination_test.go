@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	nsv1 "github.com/nodesmith/nodesmith/apis/v1"
+	"github.com/nodesmith/nodesmith/pkg/controllers/controllertest"
 	"github.com/nodesmith/nodesmith/pkg/lifecycle"
 )
 
@@ -243,4 +245,51 @@ func TestDeletingTheNodeDeletesTheClaim(t *testing.T) {
 	}
 	h.Cached(t, claim)
 	finish(t, f)
+}
+
+// TestTerminationIsCountedOnce: nodeclaims_terminated_total grows once per
+// claim, when its finalizer comes off, by the reason a controller noted when
+// it deleted the claim, else by what the claim says (its disruption
+// command's reason), else deleted.
+func TestTerminationIsCountedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, f *fixture)
+		want  string
+	}{
+		{name: "deleted by a user", want: "deleted"},
+		{name: "a disruption command's claim", want: "drifted", setup: func(t *testing.T, f *fixture) {
+			cur := &nsv1.NodeClaim{}
+			if err := h.Direct.Get(context.Background(), client.ObjectKeyFromObject(f.claim), cur); err != nil {
+				t.Fatal(err)
+			}
+			base := cur.DeepCopy()
+			cur.Annotations = map[string]string{nsv1.AnnotationDisruptionReason: string(nsv1.DisruptionReasonDrifted)}
+			if err := h.Direct.Patch(context.Background(), cur, client.MergeFrom(base)); err != nil {
+				t.Fatal(err)
+			}
+			h.Cached(t, cur)
+		}},
+		{name: "noted by the controller that deleted it", want: "limit_reached", setup: func(t *testing.T, f *fixture) {
+			f.m.NoteTermination(f.claim.UID, "limit_reached")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			if tc.setup != nil {
+				tc.setup(t, f)
+			}
+			f.deleteClaim(t)
+			finish(t, f)
+			f.reconcile(t) // the claim is gone: nothing more to count
+			pool := f.claim.Labels[nsv1.LabelNodePool]
+			total := 0.0
+			for _, d := range controllertest.Series(t, f.m.NodeClaimsTerminated) {
+				total += d.GetCounter().GetValue()
+			}
+			if got := testutil.ToFloat64(f.m.NodeClaimsTerminated.WithLabelValues(pool, tc.want)); got != 1 || total != 1 {
+				t.Errorf("nodeclaims_terminated_total{nodepool=%s,reason=%s} = %v of %v in all, want 1 of 1", pool, tc.want, got, total)
+			}
+		})
+	}
 }
