@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	awsv1 "github.com/nodesmith/nodesmith/apis/aws/v1"
@@ -49,21 +50,12 @@ func ConditionsOf(claim *nsv1.NodeClaim, pool *nsv1.NodePool, nc *awsv1.EC2NodeC
 			if now.Before(at) {
 				out.Recheck = at
 			} else {
-				d := consolidateAfterOf(pool)
 				out.Consolidatable = &metav1.Condition{Type: nsv1.ConditionConsolidatable, Status: metav1.ConditionTrue, Reason: nsv1.ConditionConsolidatable,
-					Message: fmt.Sprintf("no pod arrived or left since %s, nodepool %s's consolidateAfter (%s) ago or more",
-						at.Add(-d).UTC().Format(time.RFC3339), pool.Name, d)}
+					Message: fmt.Sprintf("nodepool %s's consolidateAfter passed at %s with no pod arriving or leaving", pool.Name, at.UTC().Format(time.RFC3339))}
 			}
 		}
 	}
 	return out
-}
-
-func consolidateAfterOf(pool *nsv1.NodePool) time.Duration {
-	if d := pool.Spec.Disruption.ConsolidateAfter.Duration; d != nil {
-		return *d
-	}
-	return 0
 }
 
 // Apply writes c into conds: each condition set when decided, removed when
@@ -76,13 +68,8 @@ func (c ClaimConditions) Apply(conds *[]metav1.Condition, generation int64, now 
 		cond *metav1.Condition
 	}{{nsv1.ConditionDrifted, c.Drifted}, {nsv1.ConditionConsolidatable, c.Consolidatable}} {
 		if want.cond == nil {
-			for i, have := range *conds {
-				if have.Type == want.t {
-					*conds = append((*conds)[:i:i], (*conds)[i+1:]...)
-					changed = true
-					break
-				}
-			}
+			// A new slice: the caller's old one is left as it was.
+			changed = meta.RemoveStatusCondition(conds, want.t) || changed
 			continue
 		}
 		if lifecycle.SetCondition(conds, *want.cond, generation, now) {

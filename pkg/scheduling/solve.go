@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -170,12 +171,9 @@ func (s *solver) prepare() error {
 			s.classOf[p] = c
 		}
 	}
-	softTaints := false
-	for _, p := range s.pools {
-		for _, t := range p.np.Taints {
-			softTaints = softTaints || t.Effect == corev1.TaintEffectPreferNoSchedule
-		}
-	}
+	softTaints := slices.ContainsFunc(s.pools, func(p *pool) bool {
+		return slices.ContainsFunc(p.np.Taints, func(t corev1.Taint) bool { return softTaint(&t) })
+	})
 	for _, c := range s.classes {
 		if err := s.topo.buildVariants(c, s.opts.PreferencePolicy, softTaints); err != nil {
 			return err

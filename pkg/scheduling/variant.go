@@ -144,17 +144,17 @@ func (t *topology) buildVariants(c *podClass, policy PreferencePolicy, softTaint
 	if avoid {
 		limit -= len(alts) // room for the rung that tolerates them
 	}
-	add := func(level int, avoid bool) {
+	add := func(level int, strict bool) {
 		kept := prefs[level:]
 		relaxed := ""
 		if level > 0 {
 			relaxed = "relaxed " + prefs[level-1].text
 		}
-		if softTaints && !avoid {
+		if softTaints && !strict {
 			relaxed = strings.TrimPrefix(relaxed+"; tolerated PreferNoSchedule taints", "; ")
 		}
 		for _, alt := range alts {
-			v := &variant{reqs: alt.Clone(), relaxed: relaxed, unsupported: unsupported, avoidSoftTaints: avoid}
+			v := &variant{reqs: alt.Clone(), relaxed: relaxed, unsupported: unsupported, avoidSoftTaints: strict}
 			v.constraints = append(v.constraints, required...)
 			for _, pr := range kept {
 				if pr.node != nil {

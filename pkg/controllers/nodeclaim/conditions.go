@@ -3,6 +3,7 @@ package nodeclaim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -122,8 +123,11 @@ func (c *Conditions) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	now := c.clk.Now()
 	want := disruption.ConditionsOf(claim, pool, nc, now)
-	base := claim.DeepCopy()
-	if want.Apply(&claim.Status.Conditions, claim.Generation, metav1.NewTime(now)) {
+	// Most reconciles change nothing: the claim is copied only to write.
+	conds := slices.Clone(claim.Status.Conditions)
+	if want.Apply(&conds, claim.Generation, metav1.NewTime(now)) {
+		base := claim.DeepCopy()
+		claim.Status.Conditions = conds
 		if err := statuspatch.Patch(ctx, c.kube, base, claim); err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("writing the disruption conditions of nodeclaim %s: %w", claim.Name, err))
 		}
